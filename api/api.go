@@ -1,0 +1,125 @@
+package api
+
+import (
+	"errors"
+	"time"
+)
+
+// Sentinel errors the model registry returns and the front-end maps to HTTP
+// status codes. Wrap them with %w to add detail.
+var (
+	// ErrModelNotFound means no model of that name is registered (404).
+	ErrModelNotFound = errors.New("api: model not found")
+	// ErrModelExists means a model of that name is already registered (409).
+	ErrModelExists = errors.New("api: model already registered")
+	// ErrBadRequest means a parameter is missing or malformed (400).
+	ErrBadRequest = errors.New("api: bad request")
+	// ErrModelURL means the register url names no model folder (404).
+	ErrModelURL = errors.New("api: model url not found")
+	// ErrNotReady means the model exists but cannot take requests yet (503).
+	ErrNotReady = errors.New("api: model not ready")
+	// ErrModelFailed means the model's workers keep failing (503).
+	ErrModelFailed = errors.New("api: model failed")
+	// ErrInsufficientMemory means no device has room for another worker (507).
+	ErrInsufficientMemory = errors.New("api: not enough memory")
+	// ErrWorkerDied means the worker holding the request exited (503).
+	ErrWorkerDied = errors.New("api: worker died")
+	// ErrPredictTimeout means the worker did not answer within predict_timeout (500).
+	ErrPredictTimeout = errors.New("api: predict timeout")
+)
+
+// Model states as they appear in /ping, GET /models and describe records.
+const (
+	StatusHealthy   = "Healthy"
+	StatusUnhealthy = "Unhealthy"
+	StatusLoading   = "Loading"
+	StatusFailed    = "Failed"
+)
+
+// ModelSummary is one entry of GET /models.
+type ModelSummary struct {
+	ModelName string `json:"modelName"`
+	ModelURL  string `json:"modelUrl"`
+	Status    string `json:"status"`
+}
+
+// ModelList is the body of GET /models.
+type ModelList struct {
+	Models        []ModelSummary `json:"models"`
+	NextPageToken string         `json:"nextPageToken,omitempty"`
+}
+
+// Device names where a worker group runs: deviceType "cpu" (deviceId -1) or "gpu".
+type Device struct {
+	DeviceType string `json:"deviceType"`
+	DeviceID   int    `json:"deviceId"`
+}
+
+// WorkerRecord describes one worker process in a describe record.
+type WorkerRecord struct {
+	ID           int       `json:"id"`
+	PID          int       `json:"pid"`
+	Socket       string    `json:"socket"`
+	StartTime    time.Time `json:"startTime"`
+	Status       string    `json:"status"`
+	Temporary    bool      `json:"temporary"`
+	GPUMemoryMiB *int64    `json:"gpuMemoryMiB,omitempty"`
+	RSSMiB       int64     `json:"rssMiB"`
+}
+
+// WorkerGroup is a model's workers on one device.
+type WorkerGroup struct {
+	Device     Device         `json:"device"`
+	MinWorkers int            `json:"minWorkers"`
+	MaxWorkers int            `json:"maxWorkers"`
+	Workers    []WorkerRecord `json:"workers"`
+}
+
+// ModelRecord is the record of GET /models/{name}, with DJL's field names.
+type ModelRecord struct {
+	ModelName           string        `json:"modelName"`
+	ModelURL            string        `json:"modelUrl"`
+	BatchSize           int           `json:"batchSize"`
+	MaxBatchDelayMillis int           `json:"maxBatchDelayMillis"`
+	MaxIdleSeconds      int           `json:"maxIdleSeconds"`
+	QueueSize           int           `json:"queueSize"`
+	RequestInQueue      int           `json:"requestInQueue"`
+	Status              string        `json:"status"`
+	LoadedAtStartup     bool          `json:"loadedAtStartup"`
+	RollingBatch        string        `json:"rollingBatch,omitempty"`
+	LastError           string        `json:"lastError,omitempty"`
+	WorkerGroups        []WorkerGroup `json:"workerGroups"`
+}
+
+// Workflow is one element of the describe answer: DJL wraps each model in a workflow.
+type Workflow struct {
+	WorkflowName string        `json:"workflowName"`
+	Models       []ModelRecord `json:"models"`
+}
+
+// RegisterRequest holds the parameters of POST /models. Nil numbers take the
+// model's serving.properties or the server defaults.
+type RegisterRequest struct {
+	URL           string
+	ModelName     string
+	BatchSize     *int
+	MaxBatchDelay *int
+	MaxIdleTime   *int
+	JobQueueSize  *int
+	MinWorker     *int
+	MaxWorker     *int
+	Synchronous   bool
+}
+
+// ScaleRequest holds the parameters of PUT /models/{name}.
+type ScaleRequest struct {
+	MinWorker   *int
+	MaxWorker   *int
+	Synchronous bool
+}
+
+// ModelHealth is one model's entry in the /ping answer.
+type ModelHealth struct {
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+}
