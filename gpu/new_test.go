@@ -1,0 +1,80 @@
+package gpu
+
+import (
+	"testing"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/switchyard/switchyard/gpu/gputest"
+)
+
+const cpuOnlyMessage = "gpu: NVML not available, running CPU-only"
+
+// TestNewFallsBackToCPU checks the CPU-only Info on a library whose Init
+// fails the way a host without the driver does.
+func TestNewFallsBackToCPU(t *testing.T) {
+	lib := gputest.New(1000)
+	lib.InitFunc = func() nvml.Return { return nvml.ERROR_LIBRARY_NOT_FOUND }
+	core, logs := observer.New(zapcore.DebugLevel)
+	info := newWith(lib, zap.New(core))
+	checkCPUOnly(t, info)
+	entries := logs.AllUntimed()
+	if len(entries) != 1 || entries[0].Level != zapcore.InfoLevel || entries[0].Message != cpuOnlyMessage {
+		t.Fatalf("log = %+v, want one Info line %q", entries, cpuOnlyMessage)
+	}
+	if lib.InitCount() != 1 || lib.ShutdownCount() != 0 {
+		t.Errorf("Init %d, Shutdown %d; want 1 and 0", lib.InitCount(), lib.ShutdownCount())
+	}
+}
+
+// TestNewOnThisHost runs New against the host's real library. Without the
+// NVIDIA driver (CI) it must give the CPU-only Info; on a GPU host it must
+// list as many devices as it logged.
+func TestNewOnThisHost(t *testing.T) {
+	core, logs := observer.New(zapcore.DebugLevel)
+	info := New(zap.New(core))
+	defer func() {
+		if err := info.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	}()
+	entries := logs.AllUntimed()
+	if len(entries) != 1 || entries[0].Level != zapcore.InfoLevel {
+		t.Fatalf("log = %+v, want exactly one Info line", entries)
+	}
+	if entries[0].Message == cpuOnlyMessage {
+		checkCPUOnly(t, info)
+		return
+	}
+	devs, err := info.Devices()
+	if err != nil {
+		t.Fatalf("Devices: %v", err)
+	}
+	if logged := entries[0].ContextMap()["devices"]; logged != int64(len(devs)) {
+		t.Errorf("logged %v devices, Devices() returned %d", logged, len(devs))
+	}
+}
+
+func TestNilLogger(t *testing.T) {
+	lib := gputest.New()
+	lib.InitFunc = func() nvml.Return { return nvml.ERROR_LIBRARY_NOT_FOUND }
+	checkCPUOnly(t, newWith(lib, nil))
+}
+
+func checkCPUOnly(t *testing.T, info Info) {
+	t.Helper()
+	devs, err := info.Devices()
+	if err != nil || len(devs) != 0 {
+		t.Errorf("Devices = %v, %v; want none", devs, err)
+	}
+	procs, err := info.Processes()
+	if err != nil || len(procs) != 0 {
+		t.Errorf("Processes = %v, %v; want none", procs, err)
+	}
+	if err := info.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
