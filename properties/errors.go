@@ -1,0 +1,87 @@
+package properties
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Sentinel errors. Every *Error wraps one of ErrSyntax and ErrInvalid.
+var (
+	// ErrSyntax means a line of a properties file cannot be read.
+	ErrSyntax = errors.New("properties: syntax error")
+	// ErrInvalid means a value has the wrong type or is out of range.
+	ErrInvalid = errors.New("properties: invalid value")
+	// ErrNoModelDir means the folder given to LoadModel is missing or is not
+	// a folder.
+	ErrNoModelDir = errors.New("properties: not a model folder")
+)
+
+// Error is a problem with one setting. It says where the value was written:
+// File and Line for a file (Line is 0 when the line is not known), or Env for
+// an environment variable.
+type Error struct {
+	File string // the properties file
+	Line int    // 1-based line of the key in File; 0 when unknown
+	Env  string // the environment variable the value came from, if any
+	Key  string // the key, in its properties-file spelling
+	Msg  string // what is wrong
+	Err  error  // ErrSyntax or ErrInvalid
+}
+
+// Error formats e as "properties: <where>: <key>: <msg>".
+func (e *Error) Error() string {
+	s := "properties: "
+	if where := e.where(); where != "" {
+		s += where + ": "
+	}
+	if e.Key != "" {
+		s += e.Key + ": "
+	}
+	return s + e.Msg
+}
+
+func (e *Error) where() string {
+	switch {
+	case e.Env != "":
+		return "$" + e.Env
+	case e.File != "" && e.Line > 0:
+		return e.File + ":" + strconv.Itoa(e.Line)
+	}
+	return e.File
+}
+
+// Unwrap returns the sentinel error e wraps.
+func (e *Error) Unwrap() error { return e.Err }
+
+// origin is where a value was written: a file line or an environment variable.
+type origin struct {
+	file string
+	line int
+	env  string
+}
+
+// errorf returns an *Error at o about key.
+func (o origin) errorf(key string, sentinel error, format string, args ...any) *Error {
+	return &Error{File: o.file, Line: o.line, Env: o.env, Key: key, Msg: fmt.Sprintf(format, args...), Err: sentinel}
+}
+
+// invalidf returns an ErrInvalid *Error about key with no location yet.
+func invalidf(key, format string, args ...any) *Error {
+	return origin{}.errorf(key, ErrInvalid, format, args...)
+}
+
+// locate fills in where the value of the key err is about was written, when
+// err is an *Error without a location. file is used when key has no origin.
+func locate(err error, file string, at map[string]origin) error {
+	var e *Error
+	if !errors.As(err, &e) || e.File != "" || e.Env != "" {
+		return err
+	}
+	o, ok := at[e.Key]
+	if !ok {
+		o = origin{file: file}
+	}
+	e.File, e.Line, e.Env = o.file, o.line, o.env
+	return e
+}

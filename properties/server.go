@@ -1,0 +1,250 @@
+package properties
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Server defaults.
+const (
+	// DefaultInferenceAddress is the default of inference_address.
+	DefaultInferenceAddress = "http://127.0.0.1:8080"
+	// DefaultManagementAddress is the default of management_address.
+	DefaultManagementAddress = "http://127.0.0.1:8084"
+	// DefaultModelStore is the default of model_store.
+	DefaultModelStore = "./models"
+	// DefaultJobQueueSize is the default of job_queue_size.
+	DefaultJobQueueSize = 1000
+	// DefaultBatchSize is the default of batch_size.
+	DefaultBatchSize = 1
+	// DefaultMaxBatchDelay is the default of max_batch_delay.
+	DefaultMaxBatchDelay = 100 * time.Millisecond
+	// DefaultMaxIdleTime is the default of max_idle_time.
+	DefaultMaxIdleTime = 60 * time.Second
+	// DefaultMaxRequestSize is the default of max_request_size, in bytes.
+	DefaultMaxRequestSize = 64 << 20
+	// DefaultThrottleCode is the default of throttle_error_http_code.
+	DefaultThrottleCode = 503
+	// DefaultPythonExecutable is the default of python_executable.
+	DefaultPythonExecutable = "python3"
+	// DefaultShutdownGrace is the default of shutdown_grace_period.
+	DefaultShutdownGrace = 30 * time.Second
+	// DefaultRetryThreshold is the default of retry_threshold.
+	DefaultRetryThreshold = 3
+)
+
+// Server is the server's configuration: config.properties with defaults
+// and SERVING_* environment overrides applied.
+type Server struct {
+	InferenceAddress  string     // inference_address: "http://host:port" or "host:port"
+	ManagementAddress string     // management_address; equal to InferenceAddress means one listener
+	ModelStore        string     // model_store, absolute
+	LoadModels        []ModelRef // load_models: one All ref for ALL, none for NONE
+
+	JobQueueSize  int           // job_queue_size: default for models
+	BatchSize     int           // batch_size: default for models
+	MaxBatchDelay time.Duration // max_batch_delay (ms): default for models
+	MaxIdleTime   time.Duration // max_idle_time (s): default for models
+
+	MaxRequestSize        int64         // max_request_size, bytes
+	ThrottleErrorHTTPCode int           // throttle_error_http_code: status of a full queue
+	SocketDir             string        // socket_dir, absolute
+	PythonExecutable      string        // python_executable
+	PythonEngine          string        // python_engine; "" is the built-in runtime
+	ShutdownGrace         time.Duration // shutdown_grace_period (s)
+	RetryThreshold        int           // retry_threshold
+	AllowedModelRoots     []string      // allowed_model_roots: folders POST /models may register from
+
+	Extra map[string]string // keys the server does not know, kept
+
+	file string            // the config file; "" when none
+	at   map[string]origin // where each key was written
+}
+
+// ModelRef is one entry of load_models. All stands for every folder of
+// Path, the model store; otherwise Name is the model's name and Path its
+// absolute folder.
+type ModelRef struct {
+	Name string
+	Path string
+	All  bool
+}
+
+// DefaultServer returns the configuration used when there is no file and
+// no environment: every key at its default, paths relative to the working
+// directory.
+func DefaultServer() *Server {
+	s := defaultServer()
+	// Only a malformed load_models list makes resolve fail, and ALL is not.
+	_ = s.resolve(workDir(), serverStrings{loadModels: "ALL"}, nil)
+	return s
+}
+
+func defaultServer() *Server {
+	return &Server{
+		InferenceAddress: DefaultInferenceAddress, ManagementAddress: DefaultManagementAddress,
+		ModelStore: DefaultModelStore, JobQueueSize: DefaultJobQueueSize,
+		BatchSize: DefaultBatchSize, MaxBatchDelay: DefaultMaxBatchDelay,
+		MaxIdleTime: DefaultMaxIdleTime, MaxRequestSize: DefaultMaxRequestSize,
+		ThrottleErrorHTTPCode: DefaultThrottleCode, SocketDir: os.TempDir(),
+		PythonExecutable: DefaultPythonExecutable, ShutdownGrace: DefaultShutdownGrace,
+		RetryThreshold: DefaultRetryThreshold, Extra: map[string]string{},
+	}
+}
+
+// serverStrings holds the raw keys that are resolved after decoding.
+type serverStrings struct {
+	loadModels   string
+	allowedRoots string
+}
+
+// LoadServer reads the config.properties at path ("" for none) on top of
+// the defaults, lets each SERVING_<KEY> variable of env replace the value
+// of <key>, and validates the result. Relative paths from the file and
+// from the defaults are taken from the file's folder; those from the
+// environment, and all of them when there is no file, from the working
+// directory.
+func LoadServer(path string, env Env) (*Server, error) {
+	s := defaultServer()
+	raw, err := serverSettings(path)
+	if err != nil {
+		return nil, err
+	}
+	raw.applyServingEnv(env, s.typedKeys())
+	strs := serverStrings{loadModels: "ALL"}
+	if err := raw.decode(s.fields(&strs)); err != nil {
+		return nil, err
+	}
+	s.keepExtra(raw)
+	s.at, s.file = raw.origins(), raw.file
+	if err := s.resolve(s.baseDir(), strs, s.at); err != nil {
+		return nil, err
+	}
+	if err := s.Validate(); err != nil {
+		return nil, locate(err, s.file, s.at)
+	}
+	return s, nil
+}
+
+// serverSettings reads the file at path, or returns an empty set when path
+// is "".
+func serverSettings(path string) (*settings, error) {
+	if path == "" {
+		return &settings{vals: map[string]setting{}}, nil
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("properties: %s: %w", path, err)
+	}
+	return readSettings(abs, false)
+}
+
+// fields is the table of s's typed keys; strs receives the raw values of
+// the keys resolved later.
+func (s *Server) fields(strs *serverStrings) []field {
+	return []field{
+		stringField("inference_address", &s.InferenceAddress),
+		stringField("management_address", &s.ManagementAddress),
+		stringField("model_store", &s.ModelStore),
+		stringField("load_models", &strs.loadModels),
+		intField("job_queue_size", &s.JobQueueSize),
+		intField("batch_size", &s.BatchSize),
+		durationField("max_batch_delay", &s.MaxBatchDelay, time.Millisecond),
+		durationField("max_idle_time", &s.MaxIdleTime, time.Second),
+		int64Field("max_request_size", &s.MaxRequestSize),
+		intField("throttle_error_http_code", &s.ThrottleErrorHTTPCode),
+		stringField("socket_dir", &s.SocketDir),
+		stringField("python_executable", &s.PythonExecutable),
+		stringField("python_engine", &s.PythonEngine),
+		durationField("shutdown_grace_period", &s.ShutdownGrace, time.Second),
+		intField("retry_threshold", &s.RetryThreshold),
+		stringField("allowed_model_roots", &strs.allowedRoots),
+	}
+}
+
+func (s *Server) typedKeys() []string {
+	var keys []string
+	for _, f := range s.fields(&serverStrings{}) {
+		keys = append(keys, f.key)
+	}
+	return keys
+}
+
+// keepExtra stores the keys that have no typed field.
+func (s *Server) keepExtra(raw *settings) {
+	typed := map[string]bool{}
+	for _, k := range s.typedKeys() {
+		typed[k] = true
+	}
+	for _, k := range raw.keys() {
+		if !typed[k] {
+			v, _ := raw.get(k)
+			s.Extra[k] = v.value
+		}
+	}
+}
+
+// baseDir is the folder relative paths of the file are taken from.
+func (s *Server) baseDir() string {
+	if s.file == "" {
+		return workDir()
+	}
+	return filepath.Dir(s.file)
+}
+
+func workDir() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return string(filepath.Separator)
+	}
+	return wd
+}
+
+// pathBase returns the folder a relative value of key is taken from: the
+// working directory when the environment set it, else base.
+func pathBase(key, base string, at map[string]origin) string {
+	if at[key].env != "" {
+		return workDir()
+	}
+	return base
+}
+
+// resolve makes the paths absolute and decodes load_models and
+// allowed_model_roots, which depend on the model store.
+func (s *Server) resolve(base string, strs serverStrings, at map[string]origin) error {
+	s.ModelStore = absPath(pathBase("model_store", base, at), s.ModelStore)
+	s.SocketDir = absPath(pathBase("socket_dir", base, at), s.SocketDir)
+	s.PythonEngine = absPath(pathBase("python_engine", base, at), s.PythonEngine)
+	if strings.ContainsRune(s.PythonExecutable, filepath.Separator) {
+		s.PythonExecutable = absPath(pathBase("python_executable", base, at), s.PythonExecutable)
+	}
+	refs, err := parseLoadModels(strs.loadModels, s.ModelStore)
+	if err != nil {
+		return withOrigin(at, "load_models", err)
+	}
+	s.LoadModels = refs
+	s.AllowedModelRoots = parseRoots(strs.allowedRoots, pathBase("allowed_model_roots", base, at), s.ModelStore)
+	return nil
+}
+
+// withOrigin turns err into an ErrInvalid *Error at key's origin.
+func withOrigin(at map[string]origin, key string, err error) error {
+	return at[key].errorf(key, ErrInvalid, "%v", err)
+}
+
+// parseRoots splits a comma list of folders; an empty list is [store].
+func parseRoots(raw, base, store string) []string {
+	var roots []string
+	for _, r := range strings.Split(raw, ",") {
+		if r = strings.TrimSpace(r); r != "" {
+			roots = append(roots, absPath(base, r))
+		}
+	}
+	if len(roots) == 0 {
+		return []string{store}
+	}
+	return roots
+}

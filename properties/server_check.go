@@ -1,0 +1,186 @@
+package properties
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// maxSocketPath is the longest Unix socket path Linux accepts (108 bytes
+// with the terminating NUL); socketName is what a worker's socket adds to
+// socket_dir, with room for a long counter.
+const (
+	maxSocketPath = 107
+	socketName    = "/switchyard.sock.1234567890"
+)
+
+// Validate checks s's values and returns an ErrInvalid *Error about the
+// first bad one. LoadServer adds the file and line of that key to it.
+func (s *Server) Validate() error {
+	return firstError(
+		checkAddress("inference_address", s.InferenceAddress),
+		checkAddress("management_address", s.ManagementAddress),
+		notEmpty("model_store", s.ModelStore),
+		checkRefs(s.LoadModels),
+		atLeast("job_queue_size", int64(s.JobQueueSize), 1),
+		atLeast("batch_size", int64(s.BatchSize), 1),
+		notNegative("max_batch_delay", s.MaxBatchDelay),
+		notNegative("max_idle_time", s.MaxIdleTime),
+		atLeast("max_request_size", s.MaxRequestSize, 1),
+		checkThrottle(s.ThrottleErrorHTTPCode),
+		checkSocketDir(s.SocketDir),
+		notEmpty("python_executable", s.PythonExecutable),
+		notNegative("shutdown_grace_period", s.ShutdownGrace),
+		atLeast("retry_threshold", int64(s.RetryThreshold), 0),
+		checkRoots(s.AllowedModelRoots),
+	)
+}
+
+func checkAddress(key, addr string) error {
+	if _, err := listenAddress(addr); err != nil {
+		return invalidf(key, "%v", err)
+	}
+	return nil
+}
+
+func checkThrottle(code int) error {
+	if code < 400 || code > 599 {
+		return invalidf("throttle_error_http_code", "%d is not a 4xx or 5xx status", code)
+	}
+	return nil
+}
+
+func checkSocketDir(dir string) error {
+	if err := notEmpty("socket_dir", dir); err != nil {
+		return err
+	}
+	if len(dir)+len(socketName) > maxSocketPath {
+		return invalidf("socket_dir", "%q is too long for Unix socket paths (at most %d bytes)",
+			dir, maxSocketPath-len(socketName))
+	}
+	return nil
+}
+
+func checkRoots(roots []string) error {
+	for _, r := range roots {
+		if !filepath.IsAbs(r) {
+			return invalidf("allowed_model_roots", "%q is not an absolute path", r)
+		}
+	}
+	return nil
+}
+
+func checkRefs(refs []ModelRef) error {
+	seen := map[string]bool{}
+	for _, r := range refs {
+		switch {
+		case r.All && len(refs) > 1:
+			return invalidf("load_models", "ALL cannot be combined with other entries")
+		case r.All:
+			continue
+		case r.Name == "" || strings.ContainsRune(r.Name, '/'):
+			return invalidf("load_models", "%q is not a valid model name", r.Name)
+		case !filepath.IsAbs(r.Path):
+			return invalidf("load_models", "%q is not an absolute path", r.Path)
+		case seen[r.Name]:
+			return invalidf("load_models", "model name %q is listed twice", r.Name)
+		}
+		seen[r.Name] = true
+	}
+	return nil
+}
+
+// parseLoadModels reads load_models: ALL, NONE (or empty), or a comma list
+// of [name=]path with paths taken from the model store.
+func parseLoadModels(raw, store string) ([]ModelRef, error) {
+	switch {
+	case strings.EqualFold(raw, "ALL"):
+		return []ModelRef{{All: true, Path: store}}, nil
+	case strings.EqualFold(raw, "NONE") || raw == "":
+		return nil, nil
+	}
+	var refs []ModelRef
+	for _, item := range strings.Split(raw, ",") {
+		if item = strings.TrimSpace(item); item == "" {
+			continue
+		}
+		ref, err := parseModelRef(item, store)
+		if err != nil {
+			return nil, err
+		}
+		refs = append(refs, ref)
+	}
+	return refs, nil
+}
+
+func parseModelRef(item, store string) (ModelRef, error) {
+	name, path, named := strings.Cut(item, "=")
+	if !named {
+		path = item
+	}
+	name, path = strings.TrimSpace(name), strings.TrimSpace(path)
+	if path == "" || (named && name == "") {
+		return ModelRef{}, fmt.Errorf("%q is not [name=]path", item)
+	}
+	path = absPath(store, path)
+	if !named {
+		name = filepath.Base(path)
+	}
+	return ModelRef{Name: name, Path: path}, nil
+}
+
+// InferenceListen returns the host:port the inference listener binds.
+func (s *Server) InferenceListen() (string, error) { return listenAddress(s.InferenceAddress) }
+
+// ManagementListen returns the host:port the management listener binds.
+func (s *Server) ManagementListen() (string, error) { return listenAddress(s.ManagementAddress) }
+
+// SharedListener reports whether the inference and management addresses
+// are the same, so that one listener serves both APIs.
+func (s *Server) SharedListener() bool {
+	inf, err1 := s.InferenceListen()
+	mgmt, err2 := s.ManagementListen()
+	return err1 == nil && err2 == nil && inf == mgmt
+}
+
+var errHTTPOnly = errors.New("only http:// addresses are supported")
+
+// listenAddress turns "http://host[:port][/]" or "host:port" into the
+// host:port to listen on. An http URL without a port listens on 80.
+func listenAddress(addr string) (string, error) {
+	if !strings.Contains(addr, "://") {
+		return hostPort(addr)
+	}
+	u, err := url.Parse(addr)
+	if err != nil {
+		return "", fmt.Errorf("%q is not a URL: %w", addr, err)
+	}
+	if !strings.EqualFold(u.Scheme, "http") {
+		return "", fmt.Errorf("%q: %w", addr, errHTTPOnly)
+	}
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", fmt.Errorf("%q has more than a host and port", addr)
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+	}
+	return hostPort(net.JoinHostPort(u.Hostname(), port))
+}
+
+// hostPort checks a host:port and returns it in net.JoinHostPort form.
+func hostPort(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("%q is not host:port or http://host:port", addr)
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return "", fmt.Errorf("%q: port %q is not a number from 0 to 65535", addr, port)
+	}
+	return net.JoinHostPort(host, strconv.FormatUint(n, 10)), nil
+}

@@ -1,0 +1,2 @@
+def handle(inputs):
+    return None
