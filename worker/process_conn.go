@@ -1,0 +1,273 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"syscall"
+
+	"go.uber.org/zap"
+
+	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/worker/wire"
+)
+
+// TrackingKey is the property that ties a rolling-batch request and its
+// reply frames together.
+const TrackingKey = "request_tracking_id"
+
+// call is one request waiting for its reply. Its fields are guarded by the
+// process's mu; resp, stream and err are final once done is closed.
+type call struct {
+	done      chan struct{} // closed when the first frame or an error is in
+	resp      *wire.Response
+	stream    *batching.Stream
+	err       error
+	settled   bool
+	abandoned bool        // nobody waits for the result any more
+	finished  bool        // the reply is complete
+	stopWatch func() bool // stops the watch on a tracked request's context
+	onEnd     func()      // Track's done callback
+}
+
+func newCall() *call { return &call{done: make(chan struct{})} }
+
+// settle records the first frame (or err) of c's reply; p.mu is held.
+func (c *call) settle(resp *wire.Response, err error) {
+	if c.settled {
+		return
+	}
+	c.settled, c.resp, c.err = true, resp, err
+	if resp != nil && resp.Streaming && !c.abandoned {
+		c.stream = batching.NewStream()
+	}
+	close(c.done)
+}
+
+// finish ends c with err (nil for a clean end) and returns the callback
+// to run once p.mu, which is held, is released.
+func (c *call) finish(err error) (onEnd func()) {
+	if c.finished {
+		return nil
+	}
+	c.settle(nil, err)
+	c.finished = true
+	if c.stream != nil {
+		c.stream.Close(err)
+	}
+	if c.stopWatch != nil {
+		c.stopWatch()
+	}
+	return c.onEnd
+}
+
+// callAll calls the callbacks that finish returned.
+func callAll(fns ...func()) {
+	for _, fn := range fns {
+		if fn != nil {
+			fn()
+		}
+	}
+}
+
+// readLoop is the one goroutine that reads the connection and routes every
+// frame to its request.
+func (p *Process) readLoop() {
+	defer close(p.readerDone)
+	for {
+		resp, err := p.rd.ReadResponse()
+		if err == nil {
+			err = p.route(resp)
+		}
+		if err != nil {
+			p.connLost(err)
+			return
+		}
+	}
+}
+
+func (p *Process) route(resp *wire.Response) error {
+	if id, ok := resp.Prop(TrackingKey); ok {
+		return p.routeTracked(id, resp)
+	}
+	return p.routeUntracked(resp)
+}
+
+func (p *Process) routeUntracked(resp *wire.Response) error {
+	p.mu.Lock()
+	c := p.pending
+	if c != nil {
+		c.settle(resp, nil)
+	}
+	p.mu.Unlock()
+	if c == nil {
+		p.log.Warn("worker sent a reply nobody asked for", zap.Int("code", resp.Code))
+	}
+	var end error
+	if resp.Streaming {
+		var err error
+		if end, err = p.pump(c); err != nil {
+			return err
+		}
+	}
+	if c != nil {
+		p.finishPending(c, end)
+	}
+	return nil
+}
+
+// pump moves the chunks of an untracked stream into c's stream (or drops
+// them when c is nil) and returns the error the stream ended with.
+func (p *Process) pump(c *call) (end, err error) {
+	for {
+		data, more, err := p.rd.ReadChunk()
+		if err != nil {
+			return nil, err
+		}
+		if !more {
+			return p.streamEnd(data), nil
+		}
+		if c != nil && c.stream != nil {
+			c.stream.Push(data)
+		}
+	}
+}
+
+func (p *Process) streamEnd(text []byte) error {
+	if len(text) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s: %s", ErrStream, p.name(), text)
+}
+
+// routeTracked handles one frame of a tracked request: a whole reply, or a
+// streamed frame that carries exactly one chunk.
+func (p *Process) routeTracked(id string, resp *wire.Response) error {
+	p.mu.Lock()
+	c := p.tracked[id]
+	if c != nil {
+		c.settle(resp, nil)
+	}
+	p.mu.Unlock()
+	if c == nil {
+		p.log.Debug("frame for an unknown tracking id", zap.String("id", id))
+	}
+	if !resp.Streaming {
+		p.finishTracked(id, c, nil)
+		return nil
+	}
+	return p.trackedChunk(id, c)
+}
+
+// trackedChunk reads the one chunk of a tracked streamed frame.
+func (p *Process) trackedChunk(id string, c *call) error {
+	data, more, err := p.rd.ReadChunk()
+	if err != nil {
+		return err
+	}
+	if !more {
+		p.finishTracked(id, c, p.streamEnd(data))
+	} else if c != nil && c.stream != nil {
+		c.stream.Push(data)
+	}
+	return nil
+}
+
+func (p *Process) finishPending(c *call, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c.finish(err)
+	if p.pending == c {
+		p.pending = nil
+		<-p.slot
+	}
+	p.checkIdle()
+}
+
+func (p *Process) finishTracked(id string, c *call, err error) {
+	if c == nil {
+		return
+	}
+	p.mu.Lock()
+	onEnd := c.finish(err)
+	if p.tracked[id] == c {
+		delete(p.tracked, id)
+	}
+	p.checkIdle()
+	p.mu.Unlock()
+	callAll(onEnd)
+}
+
+// markBusy notes that a request is outstanding; p.mu is held.
+func (p *Process) markBusy() {
+	if p.idleClosed {
+		p.idle, p.idleClosed = make(chan struct{}), false
+	}
+}
+
+// checkIdle wakes WaitIdle when nothing is outstanding; p.mu is held.
+func (p *Process) checkIdle() {
+	if !p.idleClosed && p.pending == nil && len(p.tracked) == 0 {
+		close(p.idle)
+		p.idleClosed = true
+	}
+}
+
+// connLost fails every outstanding request once the connection is gone. A
+// worker that closed its end is given up to exitGrace to exit, so that its
+// exit status can be in the error; one that broke the protocol, or did not
+// exit, is killed.
+func (p *Process) connLost(readErr error) {
+	p.mu.Lock()
+	stopping := p.stopping
+	p.mu.Unlock()
+	if !stopping && !connClosed(readErr) {
+		p.log.Error("protocol error; killing the worker", zap.Error(readErr))
+		p.kill("protocol error: " + readErr.Error())
+	}
+	p.failAll(p.lossError(stopping, readErr))
+}
+
+func (p *Process) lossError(stopping bool, readErr error) error {
+	e := &ExitError{Model: p.spec.Model, ID: p.id, PID: p.pid, Detail: "stopped"}
+	if stopping {
+		return e
+	}
+	if p.awaitExit(exitGrace) {
+		return p.exitErr
+	}
+	p.kill("connection lost")
+	e.Detail = "connection lost: " + readErr.Error()
+	return e
+}
+
+// connClosed reports whether err is the peer or this side closing the
+// connection rather than a malformed frame.
+func connClosed(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE)
+}
+
+// failAll fails every outstanding request with err, and every later one.
+func (p *Process) failAll(err error) {
+	p.mu.Lock()
+	if p.dead == nil {
+		p.dead = err
+		close(p.deadCh)
+	}
+	if c := p.pending; c != nil {
+		c.finish(err)
+		p.pending = nil
+		<-p.slot
+	}
+	var ends []func()
+	for id, c := range p.tracked {
+		ends = append(ends, c.finish(err))
+		delete(p.tracked, id)
+	}
+	p.checkIdle()
+	p.mu.Unlock()
+	callAll(ends...)
+}

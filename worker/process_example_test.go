@@ -1,0 +1,75 @@
+package worker_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/worker"
+)
+
+// ExampleStart starts a worker for one model folder, sends it a request and
+// stops it. (It needs a Python runtime, so it is compiled but not run.)
+func ExampleStart() {
+	ctx := context.Background()
+	p, err := worker.Start(ctx, worker.Spec{
+		Model:       "echo",
+		ModelDir:    "/opt/ml/model/echo",
+		Python:      "/usr/bin/python3",
+		Engine:      "/var/cache/switchyard/runtime/switchyard_engine.py",
+		PythonPath:  []string{"/var/cache/switchyard/runtime"},
+		DeviceID:    -1,
+		SocketDir:   "/tmp",
+		InitProps:   []batching.Prop{{Key: "entryPoint", Value: "model.py"}},
+		LoadTimeout: 4 * time.Minute,
+		Logger:      zap.NewExample(),
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer p.Stop(ctx)
+
+	resp, err := p.Predict(ctx, &batching.Input{
+		Props:   []batching.Prop{{Key: "content-type", Value: "text/plain"}},
+		Content: []batching.Item{{Key: "data", Value: []byte("hello")}},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(resp.Code, string(resp.Body))
+}
+
+// ExampleProcess_Track streams the tokens of one rolling-batch request.
+func ExampleProcess_Track() {
+	var p *worker.Process // started with Start for a rolling-batch model
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel() // leaving early cancels the request on the worker
+
+	in := &batching.Input{Content: []batching.Item{{Key: "data", Value: []byte(`{"inputs":"Hi","stream":true}`)}}}
+	resp, err := p.Track(ctx, "req-1", in, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if resp.Stream == nil {
+		fmt.Println(string(resp.Body))
+		return
+	}
+	for {
+		tok, err := resp.Stream.Next(ctx)
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Print(string(tok))
+	}
+}

@@ -1,0 +1,214 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/worker/wire"
+)
+
+// BatchResult is one request's share of a batch reply: a response, or the
+// error for that request alone.
+type BatchResult struct {
+	Resp *batching.Response
+	Err  error
+}
+
+// Predict sends one untracked request and returns the worker's reply. A
+// streamed reply comes back as soon as its header arrives, with the body on
+// Stream. Untracked requests go to the worker one at a time: Predict waits
+// for the one before it. The wait for the reply is bounded by the spec's
+// PredictTimeout; when it passes, the worker is killed (its state is unknown)
+// and the error wraps api.ErrPredictTimeout. When ctx is done first, Predict
+// returns ctx's error and the reply, when it comes, is dropped.
+func (p *Process) Predict(ctx context.Context, in *batching.Input) (*batching.Response, error) {
+	frame, err := wire.AppendRequest(nil, in)
+	if err != nil {
+		return nil, p.badRequest(err)
+	}
+	c, err := p.roundTrip(ctx, frame)
+	if err != nil {
+		return nil, err
+	}
+	return c.resp.ToBatching(c.stream), nil
+}
+
+// PredictBatch sends ins as one dynamic batch (batch_size=N, keys prefixed
+// batch_%03d.) and splits the reply into one result per request, in order.
+// It is bounded like Predict. The error is for the batch as a whole; a
+// request that the reply leaves out gets its own error in its result.
+func (p *Process) PredictBatch(ctx context.Context, ins []*batching.Input) ([]BatchResult, error) {
+	if len(ins) == 0 {
+		return nil, fmt.Errorf("%s: %w: empty batch", p.name(), wire.ErrBadBatch)
+	}
+	frame, err := wire.AppendBatch(nil, ins)
+	if err != nil {
+		return nil, p.badRequest(err)
+	}
+	c, err := p.roundTrip(ctx, frame)
+	if err != nil {
+		return nil, err
+	}
+	if c.stream != nil {
+		c.stream.Close(wire.ErrBadBatch)
+	}
+	parts, err := wire.SplitBatch(c.resp, len(ins))
+	if parts == nil {
+		return nil, fmt.Errorf("%s: %w", p.name(), err)
+	}
+	return p.batchResults(parts), nil
+}
+
+func (p *Process) batchResults(parts []*batching.Response) []BatchResult {
+	out := make([]BatchResult, len(parts))
+	for i, r := range parts {
+		out[i].Resp = r
+		if r == nil {
+			out[i].Err = fmt.Errorf("%s: request %d of %d: %w", p.name(), i, len(parts), wire.ErrMissingItem)
+		}
+	}
+	return out
+}
+
+func (p *Process) badRequest(err error) error {
+	return fmt.Errorf("%s: %w: %w", p.name(), api.ErrBadRequest, err)
+}
+
+// roundTrip sends one untracked frame and waits for the first frame of its
+// reply.
+func (p *Process) roundTrip(ctx context.Context, frame []byte) (*call, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := p.acquire(ctx); err != nil {
+		return nil, err
+	}
+	c, err := p.begin()
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(p.spec.PredictTimeout)
+	if err := p.write(frame, deadline); err != nil {
+		p.abandon(c)
+		return nil, err
+	}
+	return c, p.await(ctx, c, deadline)
+}
+
+// acquire takes the untracked slot.
+func (p *Process) acquire(ctx context.Context) error {
+	select {
+	case p.slot <- struct{}{}:
+		return nil
+	case <-p.deadCh:
+		return p.dead
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// begin registers the untracked request; the slot is held.
+func (p *Process) begin() (*call, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.dead != nil {
+		<-p.slot
+		return nil, p.dead
+	}
+	c := newCall()
+	p.pending = c
+	p.markBusy()
+	return c, nil
+}
+
+func (p *Process) await(ctx context.Context, c *call, deadline time.Time) error {
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case <-c.done:
+		return c.err
+	case <-timer.C:
+		if p.abandon(c) {
+			p.log.Error("no answer within the predict timeout; killing the worker", zap.Duration("timeout", p.spec.PredictTimeout))
+			p.kill("predict timeout")
+			return p.predictTimeout()
+		}
+	case <-ctx.Done():
+		if p.abandonWatched(c, deadline) {
+			return ctx.Err()
+		}
+	}
+	return c.err
+}
+
+// abandonWatched abandons c like abandon, and keeps the predict timeout on
+// the worker: a worker that never answers would hold the untracked slot.
+func (p *Process) abandonWatched(c *call, deadline time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c.settled {
+		return false
+	}
+	c.abandoned = true
+	c.stopWatch = time.AfterFunc(time.Until(deadline), func() { p.expire(c) }).Stop
+	return true
+}
+
+// expire kills the worker when the abandoned request c still has no reply.
+func (p *Process) expire(c *call) {
+	if !p.enterBackground() {
+		return
+	}
+	defer p.bg.Done()
+	p.mu.Lock()
+	hung := p.pending == c && !c.settled
+	p.mu.Unlock()
+	if hung {
+		p.log.Error("no answer within the predict timeout; killing the worker", zap.Duration("timeout", p.spec.PredictTimeout))
+		p.kill("predict timeout")
+	}
+}
+
+// abandon marks c as having nobody to read its reply, unless the reply is
+// already in; it reports whether it did.
+func (p *Process) abandon(c *call) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c.settled {
+		return false
+	}
+	c.abandoned = true
+	return true
+}
+
+func (p *Process) predictTimeout() error {
+	return fmt.Errorf("%w: %s did not answer within %v", api.ErrPredictTimeout, p.name(), p.spec.PredictTimeout)
+}
+
+// write sends one frame. A failed write leaves the stream of frames broken,
+// so it kills the worker; the error is then the worker's death.
+func (p *Process) write(frame []byte, deadline time.Time) error {
+	p.wmu.Lock()
+	err := p.conn.SetWriteDeadline(deadline)
+	if err == nil {
+		_, err = p.conn.Write(frame)
+	}
+	p.wmu.Unlock()
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		p.kill("predict timeout while sending")
+		return p.predictTimeout()
+	}
+	p.kill("write failed: " + err.Error())
+	<-p.deadCh
+	return p.dead
+}

@@ -1,0 +1,228 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/batching"
+)
+
+func TestPredictEcho(t *testing.T) {
+	h := newHarness(t)
+	p := h.start(t)
+	if got := p.InitProps(); !slices.Contains(got, batching.Prop{Key: "rolling_batch", Value: "disable"}) {
+		t.Errorf("init props %v lack rolling_batch=disable", got)
+	}
+	tests := []struct {
+		name string
+		in   *batching.Input
+	}{
+		{"body and header", input("hello", "content-type", "text/plain")},
+		{"empty body", input("")},
+		{"binary", input("\x00\xff\x01", "x", "y")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, err := p.Predict(context.Background(), tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Code != 200 || string(resp.Body) != string(tt.in.Content[0].Value) {
+				t.Errorf("reply %d %q, want 200 %q", resp.Code, resp.Body, tt.in.Content[0].Value)
+			}
+			for _, pr := range tt.in.Props {
+				if resp.Props[pr.Key] != pr.Value {
+					t.Errorf("property %s=%q came back as %q", pr.Key, pr.Value, resp.Props[pr.Key])
+				}
+			}
+		})
+	}
+}
+
+func TestPredictBatch(t *testing.T) {
+	p := newHarness(t).start(t)
+	var ins []*batching.Input
+	for i := range 4 {
+		ins = append(ins, input(fmt.Sprintf("body %d", i), "x", fmt.Sprint(i*10)))
+	}
+	results, err := p.PredictBatch(context.Background(), ins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 4 {
+		t.Fatalf("%d results, want 4", len(results))
+	}
+	for i, r := range results {
+		if r.Err != nil {
+			t.Fatalf("item %d: %v", i, r.Err)
+		}
+		if string(r.Resp.Body) != fmt.Sprintf("body %d", i) || r.Resp.Props["seen"] != fmt.Sprint(i*10) {
+			t.Errorf("item %d: body %q, seen %q", i, r.Resp.Body, r.Resp.Props["seen"])
+		}
+	}
+	if _, err := p.PredictBatch(context.Background(), nil); err == nil {
+		t.Error("an empty batch was sent")
+	}
+}
+
+func TestPredictStream(t *testing.T) {
+	tests := []struct {
+		name    string
+		chunks  string
+		errText string
+		want    []string
+	}{
+		{name: "clean end", chunks: "a,b,c", want: []string{"a", "b", "c"}},
+		{name: "error end", chunks: "a", errText: "CUDA error", want: []string{"a"}},
+	}
+	p := newHarness(t).start(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, err := p.Predict(context.Background(), input("", "action", "stream", "chunks", tt.chunks, "error", tt.errText))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Stream == nil {
+				t.Fatal("no stream")
+			}
+			got, err := readAll(t, resp.Stream)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("chunks %q, want %q", got, tt.want)
+			}
+			if tt.errText == "" && err != nil {
+				t.Errorf("clean stream ended with %v", err)
+			}
+			if tt.errText != "" {
+				checkErr(t, err, []error{ErrStream}, []string{tt.errText, "of model echo"})
+			}
+		})
+	}
+	if _, err := p.Predict(context.Background(), input("after")); err != nil {
+		t.Errorf("request after the streams: %v", err)
+	}
+}
+
+// TestWorkerKilledMidRequest kills the worker while a request waits for its
+// reply: the request must fail with the worker's death, not wait for the
+// predict timeout.
+func TestWorkerKilledMidRequest(t *testing.T) {
+	h := newHarness(t)
+	p := h.start(t)
+	hanging := h.watch.expect("fake: hanging")
+	errc := make(chan error, 1)
+	go func() {
+		_, err := p.Predict(context.Background(), input("", "action", "hang"))
+		errc <- err
+	}()
+	<-hanging
+	begin := time.Now()
+	if err := syscall.Kill(p.PID(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err := <-errc
+	t.Logf("failed %v after the kill: %v", time.Since(begin), err)
+	want := fmt.Sprintf("worker %d (pid %d) of model echo exited: signal: killed", p.ID(), p.PID())
+	checkErr(t, err, []error{api.ErrWorkerDied}, []string{want})
+	if errors.Is(err, api.ErrPredictTimeout) {
+		t.Error("the death was noticed only at the predict timeout")
+	}
+	<-p.Done()
+	checkErr(t, p.Err(), []error{api.ErrWorkerDied}, []string{want})
+	if _, err := p.Predict(context.Background(), input("x")); !errors.Is(err, api.ErrWorkerDied) {
+		t.Errorf("request to a dead worker: %v", err)
+	}
+	if err := p.Stop(context.Background()); err != nil || !fileGone(p.Socket()) {
+		t.Errorf("Stop after the death: %v; socket gone: %v", err, fileGone(p.Socket()))
+	}
+}
+
+func TestPredictTimeout(t *testing.T) {
+	h := newHarness(t)
+	h.spec.PredictTimeout = 300 * time.Millisecond
+	p := h.start(t)
+	_, err := p.Predict(context.Background(), input("", "action", "hang"))
+	checkErr(t, err, []error{api.ErrPredictTimeout}, []string{fmt.Sprintf("worker %d (pid %d) of model echo did not answer within 300ms", p.ID(), p.PID())})
+	<-p.Done()
+	checkErr(t, p.Err(), []error{api.ErrWorkerDied}, []string{"signal: killed", "predict timeout"})
+}
+
+func TestWorkerFailsRequest(t *testing.T) {
+	tests := []struct {
+		name  string
+		props []string
+		want  string
+	}{
+		{"exits", []string{"action", "exit", "code", "3"}, "exited: exit status 3"},
+		{"breaks the protocol", []string{"action", "garbage"}, "protocol error"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newHarness(t).start(t)
+			_, err := p.Predict(context.Background(), input("", tt.props...))
+			checkErr(t, err, []error{api.ErrWorkerDied}, []string{tt.want, fmt.Sprintf("worker %d (pid %d)", p.ID(), p.PID())})
+			<-p.Done()
+		})
+	}
+}
+
+func TestPredictCallerLeaves(t *testing.T) {
+	h := newHarness(t)
+	p := h.start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	reached := h.watch.expect("fake: hanging")
+	go func() { <-reached; cancel() }()
+	if _, err := p.Predict(ctx, input("", "action", "hang")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want context.Canceled", err)
+	}
+	select {
+	case <-p.Done():
+		t.Error("the worker died when its caller left")
+	default:
+	}
+}
+
+// TestAbandonedRequestTimesOut checks that a request whose caller left is
+// still bounded by the predict timeout, so a hung worker cannot hold the
+// untracked slot for ever.
+func TestAbandonedRequestTimesOut(t *testing.T) {
+	h := newHarness(t)
+	h.spec.PredictTimeout = 300 * time.Millisecond
+	p := h.start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	reached := h.watch.expect("fake: hanging")
+	go func() { <-reached; cancel() }()
+	if _, err := p.Predict(ctx, input("", "action", "hang")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want context.Canceled", err)
+	}
+	_, err := p.Predict(context.Background(), input("next"))
+	checkErr(t, err, []error{api.ErrWorkerDied}, []string{"predict timeout"})
+	<-p.Done()
+}
+
+func TestPredictSerialized(t *testing.T) {
+	p := newHarness(t).start(t)
+	const n = 8
+	errc := make(chan error, n)
+	for i := range n {
+		go func() {
+			body := fmt.Sprint("request ", i)
+			resp, err := p.Predict(context.Background(), input(body))
+			if err == nil && string(resp.Body) != body {
+				err = fmt.Errorf("asked %q, got %q", body, resp.Body)
+			}
+			errc <- err
+		}()
+	}
+	for range n {
+		if err := <-errc; err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -1,0 +1,184 @@
+package worker
+
+// Integration tests with the real Python runtime (worker/pyruntime) and
+// /usr/bin/python3. They are skipped with -short or without that
+// interpreter.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/batching"
+)
+
+const systemPython = "/usr/bin/python3"
+
+// pythonHarness returns a harness whose spec runs the model folder
+// testdata/<model> with the real runtime.
+func pythonHarness(tb testing.TB, model string) *harness {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("integration test with Python")
+	}
+	if _, err := os.Stat(systemPython); err != nil {
+		tb.Skip(systemPython + " is not installed")
+	}
+	h := newHarness(tb)
+	rt := unpackRuntime(tb)
+	dir, err := filepath.Abs(filepath.Join("testdata", model))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	h.spec.Model, h.spec.ModelDir, h.spec.Python, h.spec.Engine = model, dir, systemPython, rt.Engine
+	h.spec.PythonPath, h.spec.Env = []string{rt.PythonPath}, nil
+	h.runtime = rt
+	return h
+}
+
+// startedPID returns the pid of the last worker the harness's logger saw
+// start.
+func (h *harness) startedPID(tb testing.TB) int {
+	tb.Helper()
+	started := h.logs.FilterMessage("worker started").All()
+	if len(started) == 0 {
+		tb.Fatal("no worker started")
+	}
+	pid, _ := started[len(started)-1].ContextMap()["pid"].(int64)
+	return int(pid)
+}
+
+func TestPythonEcho(t *testing.T) {
+	p := pythonHarness(t, "echo").start(t)
+	in := input("héllo \x00 bytes", "content-type", "text/plain", "x-custom", "v1")
+	resp, err := p.Predict(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Code != 200 || string(resp.Body) != "héllo \x00 bytes" {
+		t.Errorf("reply %d %q", resp.Code, resp.Body)
+	}
+	for _, pr := range in.Props {
+		if got := resp.Props["x-echo-"+pr.Key]; got != pr.Value {
+			t.Errorf("property %s=%q came back as %q", pr.Key, pr.Value, got)
+		}
+	}
+}
+
+func TestPythonBatch(t *testing.T) {
+	p := pythonHarness(t, "echo").start(t)
+	var ins []*batching.Input
+	for i := range 4 {
+		ins = append(ins, input(fmt.Sprint("item ", i)))
+	}
+	results, err := p.PredictBatch(context.Background(), ins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range results {
+		if r.Err != nil {
+			t.Fatalf("item %d: %v", i, r.Err)
+		}
+		if string(r.Resp.Body) != fmt.Sprint("item ", i) || r.Resp.Props["x-batch-size"] != "4" {
+			t.Errorf("item %d: body %q, batch size %q", i, r.Resp.Body, r.Resp.Props["x-batch-size"])
+		}
+	}
+}
+
+func TestPythonStatusCodes(t *testing.T) {
+	p := pythonHarness(t, "echo").start(t)
+	tests := []struct {
+		action  string
+		code    int
+		message string
+	}{
+		{"bad", 424, "bad"},
+		{"oom", 507, ""},
+		{"none", 204, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.action, func(t *testing.T) {
+			resp, err := p.Predict(context.Background(), input("x", "action", tt.action))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Code != tt.code || !strings.Contains(resp.Message, tt.message) {
+				t.Errorf("reply %d %q, want %d with %q", resp.Code, resp.Message, tt.code, tt.message)
+			}
+		})
+	}
+}
+
+func TestPythonKilledMidRequest(t *testing.T) {
+	h := pythonHarness(t, "echo")
+	p := h.start(t)
+	hanging := h.watch.expect("echo: hanging")
+	errc := make(chan error, 1)
+	go func() {
+		_, err := p.Predict(context.Background(), input("x", "action", "hang"))
+		errc <- err
+	}()
+	<-hanging
+	begin := time.Now()
+	if err := syscall.Kill(p.PID(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err := <-errc
+	t.Logf("failed %v after the kill: %v", time.Since(begin), err)
+	checkErr(t, err, []error{api.ErrWorkerDied}, []string{fmt.Sprintf("worker %d (pid %d) of model echo exited: signal: killed", p.ID(), p.PID())})
+	if err := p.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	checkStopped(t, p)
+}
+
+func TestPythonStop(t *testing.T) {
+	p := pythonHarness(t, "echo").start(t)
+	if err := p.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	checkStopped(t, p)
+}
+
+func TestPythonSyntaxError(t *testing.T) {
+	h := pythonHarness(t, "syntax")
+	_, err := Start(context.Background(), h.spec)
+	if err == nil {
+		t.Fatal("a model with a syntax error loaded")
+	}
+	t.Log(err)
+	checkErr(t, err, []error{ErrLoad}, []string{"SyntaxError"})
+	checkGone(t, h)
+}
+
+func TestPythonSlowInit(t *testing.T) {
+	h := pythonHarness(t, "slowinit")
+	h.spec.LoadTimeout = 3 * time.Second
+	_, err := Start(context.Background(), h.spec)
+	if !errors.Is(err, ErrLoadTimeout) {
+		t.Fatalf("error %v, want ErrLoadTimeout", err)
+	}
+	t.Log(err)
+	checkErr(t, err, nil, []string{"did not start within 3s"})
+	checkGone(t, h)
+}
+
+// checkGone checks that the harness's last worker process and every socket
+// file are gone.
+func checkGone(t *testing.T, h *harness) {
+	t.Helper()
+	if pid := h.startedPID(t); !gone(pid) {
+		t.Errorf("worker pid %d still exists", pid)
+	}
+	left, _ := filepath.Glob(filepath.Join(h.spec.SocketDir, SocketPrefix+"*"))
+	if len(left) > 0 {
+		t.Errorf("socket files left: %v", left)
+	}
+}

@@ -1,0 +1,212 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/batching"
+)
+
+func rollingHarness(t *testing.T) *harness {
+	h := newHarness(t)
+	h.spec.InitProps = []batching.Prop{{Key: "rolling_batch", Value: "vllm"}}
+	return h
+}
+
+// TestTrackInterleaved sends three tracked requests whose frames the fake
+// worker interleaves round robin; every stream must get its own tokens.
+func TestTrackInterleaved(t *testing.T) {
+	p := rollingHarness(t).start(t)
+	tokens := map[string][]string{
+		"a": {"a1", "a2", "a3"},
+		"b": {"b1"},
+		"c": {"c1", "c2"},
+	}
+	type result struct {
+		id     string
+		chunks []string
+		err    error
+	}
+	results := make(chan result, len(tokens))
+	for id, toks := range tokens {
+		go func() {
+			in := input("", "group", "g", "size", fmt.Sprint(len(tokens)), "tokens", strings.Join(toks, ","))
+			done := newDoneProbe()
+			resp, err := p.Track(context.Background(), id, in, done.fn)
+			if err != nil {
+				results <- result{id: id, err: err}
+				return
+			}
+			chunks, err := readAll(t, resp.Stream)
+			done.check(t)
+			results <- result{id, chunks, err}
+		}()
+	}
+	for range tokens {
+		r := <-results
+		if r.err != nil || !reflect.DeepEqual(r.chunks, tokens[r.id]) {
+			t.Errorf("request %s: %q, %v; want %q", r.id, r.chunks, r.err, tokens[r.id])
+		}
+	}
+	if err := p.WaitIdle(context.Background()); err != nil || p.InFlight() != 0 {
+		t.Errorf("after the streams: WaitIdle %v, InFlight %d", err, p.InFlight())
+	}
+}
+
+func TestTrackWholeReply(t *testing.T) {
+	p := rollingHarness(t).start(t)
+	done := newDoneProbe()
+	resp, err := p.Track(context.Background(), "w", input("whole"), done.fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done.check(t)
+	if resp.Stream != nil || string(resp.Body) != "whole" || resp.Props[TrackingKey] != "w" {
+		t.Errorf("reply %+v, want the body back with its tracking id", resp)
+	}
+	if p.InFlight() != 0 {
+		t.Errorf("InFlight %d after a whole reply", p.InFlight())
+	}
+}
+
+// TestTrackCancelStream cancels a tracked request whose stream is open: the
+// stream ends with the context's error and the slot frees when the worker
+// sends its end frame for the cancel.
+func TestTrackCancelStream(t *testing.T) {
+	p := rollingHarness(t).start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := newDoneProbe()
+	resp, err := p.Track(ctx, "s", input("", "hold", "first"), done.fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := resp.Stream.Next(context.Background()); err != nil || string(c) != "first" {
+		t.Fatalf("first chunk %q, %v", c, err)
+	}
+	if p.InFlight() != 1 || done.calls() != 0 {
+		t.Errorf("InFlight %d, done called %d times; want 1 and 0", p.InFlight(), done.calls())
+	}
+	cancel()
+	if _, err := resp.Stream.Next(context.Background()); !errors.Is(err, context.Canceled) {
+		t.Errorf("stream after cancel: %v, want context.Canceled", err)
+	}
+	done.check(t)
+	if err := p.WaitIdle(context.Background()); err != nil || p.InFlight() != 0 {
+		t.Errorf("after the end frame: WaitIdle %v, InFlight %d", err, p.InFlight())
+	}
+}
+
+// TestTrackCancelBeforeReply cancels a tracked request that has no frame
+// yet: Track returns the context's error at once.
+func TestTrackCancelBeforeReply(t *testing.T) {
+	h := rollingHarness(t)
+	p := h.start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	held := h.watch.expect("fake: holding q")
+	go func() { <-held; cancel() }()
+	done := newDoneProbe()
+	if _, err := p.Track(ctx, "q", input("", "hold", "silent"), done.fn); !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want context.Canceled", err)
+	}
+	done.check(t)
+	if err := p.WaitIdle(context.Background()); err != nil || p.InFlight() != 0 {
+		t.Errorf("after the end frame: WaitIdle %v, InFlight %d", err, p.InFlight())
+	}
+}
+
+func TestTrackTimeout(t *testing.T) {
+	h := rollingHarness(t)
+	h.spec.PredictTimeout = 300 * time.Millisecond
+	p := h.start(t)
+	_, err := p.Track(context.Background(), "slow", input("", "hold", "silent"), nil)
+	checkErr(t, err, []error{api.ErrPredictTimeout}, []string{`request "slow"`, "300ms"})
+	if err := p.WaitIdle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.Done():
+		t.Error("a tracked timeout killed the worker")
+	default:
+	}
+}
+
+func TestTrackDuplicateID(t *testing.T) {
+	h := rollingHarness(t)
+	p := h.start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp, err := p.Track(ctx, "d", input("", "hold", "first"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dup := newDoneProbe()
+	if _, err := p.Track(context.Background(), "d", input(""), dup.fn); !errors.Is(err, ErrDuplicateID) {
+		t.Errorf("second request with id d: %v, want ErrDuplicateID", err)
+	}
+	if dup.calls() != 1 {
+		t.Errorf("done of a request never sent ran %d times before Track returned, want 1", dup.calls())
+	}
+	cancel()
+	readAll(t, resp.Stream)
+}
+
+// TestTrackWorkerDies checks that open tracked streams and waiting tracked
+// requests fail at once when the worker dies.
+func TestTrackWorkerDies(t *testing.T) {
+	h := rollingHarness(t)
+	p := h.start(t)
+	openDone, waitingDone := newDoneProbe(), newDoneProbe()
+	open, err := p.Track(context.Background(), "open", input("", "hold", "first"), openDone.fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := h.watch.expect("fake: holding waiting")
+	errc := make(chan error, 1)
+	go func() {
+		_, err := p.Track(context.Background(), "waiting", input("", "hold", "silent"), waitingDone.fn)
+		errc <- err
+	}()
+	<-held
+	_, _ = p.Predict(context.Background(), input("", "action", "exit", "code", "7"))
+	want := fmt.Sprintf("worker %d (pid %d) of model echo exited: exit status 7", p.ID(), p.PID())
+	checkErr(t, <-errc, []error{api.ErrWorkerDied}, []string{want})
+	_, err = readAll(t, open.Stream)
+	checkErr(t, err, []error{api.ErrWorkerDied}, []string{want})
+	openDone.check(t)
+	waitingDone.check(t)
+	if p.InFlight() != 0 {
+		t.Errorf("InFlight %d after the death", p.InFlight())
+	}
+}
+
+// doneProbe counts the calls of a Track done callback.
+type doneProbe struct {
+	n  atomic.Int32
+	ch chan struct{}
+}
+
+func newDoneProbe() *doneProbe { return &doneProbe{ch: make(chan struct{})} }
+
+func (d *doneProbe) fn() {
+	if d.n.Add(1) == 1 {
+		close(d.ch)
+	}
+}
+
+func (d *doneProbe) calls() int { return int(d.n.Load()) }
+
+// check waits for the first call and checks that there was only one.
+func (d *doneProbe) check(t *testing.T) {
+	t.Helper()
+	<-d.ch
+	if n := d.calls(); n != 1 {
+		t.Errorf("done ran %d times, want once", n)
+	}
+}

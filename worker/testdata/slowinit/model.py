@@ -1,0 +1,12 @@
+"""A handler whose initialization takes far longer than any load timeout."""
+
+import time
+
+from djl_python import Input
+
+
+def handle(inputs: Input):
+    if inputs.is_empty():
+        print("slowinit: loading", flush=True)
+        time.sleep(3600)
+    return None

@@ -1,0 +1,189 @@
+package wire
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/switchyard/switchyard/batching"
+)
+
+// MaxCount is the largest count of properties or content items, and the
+// longest string in bytes, that a frame can carry: both travel as int16.
+const MaxCount = math.MaxInt16
+
+// Chunk markers of a streamed response.
+const (
+	markerEnd  = 0
+	markerMore = 1
+)
+
+// BatchSizeKey is the property that marks a request as a dynamic batch.
+const BatchSizeKey = "batch_size"
+
+// AppendRequest appends in as one request frame to dst. On error it returns
+// dst unchanged.
+func AppendRequest(dst []byte, in *batching.Input) ([]byte, error) {
+	out, err := appendProps(dst, in.Props, "")
+	if err == nil {
+		out, err = appendItems(out, in.Content, "")
+	}
+	if err != nil {
+		return dst, err
+	}
+	return out, nil
+}
+
+// AppendBatch appends ins as one dynamic-batch request frame to dst: the
+// property batch_size=N, then every request's properties and content with
+// their keys prefixed batch_%03d. (batch_000.data). On error it returns dst
+// unchanged.
+func AppendBatch(dst []byte, ins []*batching.Input) ([]byte, error) {
+	out, err := appendBatchProps(dst, ins)
+	if err == nil {
+		out, err = appendBatchItems(out, ins)
+	}
+	if err != nil {
+		return dst, err
+	}
+	return out, nil
+}
+
+// AppendResponse appends r as one response frame to dst. When r.Streaming is
+// set the content count is -1, r.Content is not written, and the chunks must
+// follow (AppendChunk, AppendStreamEnd). On error it returns dst unchanged.
+func AppendResponse(dst []byte, r *Response) ([]byte, error) {
+	if r.Code < math.MinInt16 || r.Code > math.MaxInt16 {
+		return dst, fmt.Errorf("%w: %d", ErrBadCode, r.Code)
+	}
+	out := binary.BigEndian.AppendUint16(dst, uint16(int16(r.Code)))
+	out, err := appendString(out, "", r.Message)
+	if err == nil {
+		out, err = appendProps(out, r.Props, "")
+	}
+	if err == nil && r.Streaming {
+		return binary.BigEndian.AppendUint16(out, 0xffff), nil
+	}
+	if err == nil {
+		out, err = appendItems(out, r.Content, "")
+	}
+	if err != nil {
+		return dst, err
+	}
+	return out, nil
+}
+
+// AppendChunk appends one chunk of a streamed response to dst. With more set
+// it is a piece of the body; without, it ends the stream, and a non-empty data
+// is the error text the stream ends with.
+func AppendChunk(dst, data []byte, more bool) ([]byte, error) {
+	if len(data) > math.MaxInt32 {
+		return dst, fmt.Errorf("%w: chunk of %d bytes", ErrTooLarge, len(data))
+	}
+	marker := byte(markerEnd)
+	if more {
+		marker = markerMore
+	}
+	dst = append(dst, marker)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(data)))
+	return append(dst, data...), nil
+}
+
+// AppendStreamEnd appends the end of a streamed response to dst: a clean end
+// when errText is empty, an error end carrying errText otherwise.
+func AppendStreamEnd(dst []byte, errText string) ([]byte, error) {
+	return AppendChunk(dst, []byte(errText), false)
+}
+
+func appendProps(dst []byte, props []batching.Prop, prefix string) ([]byte, error) {
+	dst, err := appendCount(dst, len(props))
+	for i := 0; i < len(props) && err == nil; i++ {
+		dst, err = appendPair(dst, prefix, props[i])
+	}
+	return dst, err
+}
+
+func appendItems(dst []byte, items []batching.Item, prefix string) ([]byte, error) {
+	dst, err := appendCount(dst, len(items))
+	for i := 0; i < len(items) && err == nil; i++ {
+		dst, err = appendItem(dst, prefix, items[i])
+	}
+	return dst, err
+}
+
+func appendPair(dst []byte, prefix string, p batching.Prop) ([]byte, error) {
+	dst, err := appendString(dst, prefix, p.Key)
+	if err != nil {
+		return dst, err
+	}
+	return appendString(dst, "", p.Value)
+}
+
+func appendItem(dst []byte, prefix string, it batching.Item) ([]byte, error) {
+	if len(it.Value) > math.MaxInt32 {
+		return dst, fmt.Errorf("%w: content %q of %d bytes", ErrTooLarge, it.Key, len(it.Value))
+	}
+	dst, err := appendString(dst, prefix, it.Key)
+	if err != nil {
+		return dst, err
+	}
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(it.Value)))
+	return append(dst, it.Value...), nil
+}
+
+func appendCount(dst []byte, n int) ([]byte, error) {
+	if n > MaxCount {
+		return dst, fmt.Errorf("%w: %d", ErrTooMany, n)
+	}
+	return binary.BigEndian.AppendUint16(dst, uint16(n)), nil
+}
+
+// appendString writes prefix+s as one string without building it.
+func appendString(dst []byte, prefix, s string) ([]byte, error) {
+	n := len(prefix) + len(s)
+	if n > MaxCount {
+		return dst, fmt.Errorf("%w: %d bytes in %.32q", ErrTooLong, n, prefix+s)
+	}
+	dst = binary.BigEndian.AppendUint16(dst, uint16(n))
+	dst = append(dst, prefix...)
+	return append(dst, s...), nil
+}
+
+func batchPrefix(i int) string { return fmt.Sprintf("batch_%03d.", i) }
+
+func appendBatchProps(dst []byte, ins []*batching.Input) ([]byte, error) {
+	n := 1
+	for _, in := range ins {
+		n += len(in.Props)
+	}
+	dst, err := appendCount(dst, n)
+	if err == nil {
+		dst, err = appendPair(dst, "", batching.Prop{Key: BatchSizeKey, Value: fmt.Sprint(len(ins))})
+	}
+	for i := 0; i < len(ins) && err == nil; i++ {
+		prefix := batchPrefix(i)
+		for _, p := range ins[i].Props {
+			if dst, err = appendPair(dst, prefix, p); err != nil {
+				break
+			}
+		}
+	}
+	return dst, err
+}
+
+func appendBatchItems(dst []byte, ins []*batching.Input) ([]byte, error) {
+	n := 0
+	for _, in := range ins {
+		n += len(in.Content)
+	}
+	dst, err := appendCount(dst, n)
+	for i := 0; i < len(ins) && err == nil; i++ {
+		prefix := batchPrefix(i)
+		for _, it := range ins[i].Content {
+			if dst, err = appendItem(dst, prefix, it); err != nil {
+				break
+			}
+		}
+	}
+	return dst, err
+}

@@ -1,0 +1,63 @@
+package wire
+
+import "github.com/switchyard/switchyard/batching"
+
+// Response is one response frame from a worker.
+type Response struct {
+	Code      int
+	Message   string
+	Props     []batching.Prop
+	Content   []batching.Item
+	Streaming bool // nContent was -1: chunks follow
+}
+
+// DataKey is the content key of a request's or response's body.
+const DataKey = "data"
+
+// Prop returns the value of the last property named key, and whether there
+// is one.
+func (r *Response) Prop(key string) (string, bool) {
+	for i := len(r.Props) - 1; i >= 0; i-- {
+		if r.Props[i].Key == key {
+			return r.Props[i].Value, true
+		}
+	}
+	return "", false
+}
+
+// PropMap returns the properties as a map; a later duplicate key wins.
+func (r *Response) PropMap() map[string]string {
+	m := make(map[string]string, len(r.Props))
+	for _, p := range r.Props {
+		m[p.Key] = p.Value
+	}
+	return m
+}
+
+// Body returns the content item named "data", or else the first item, or nil
+// when there is none.
+func (r *Response) Body() []byte { return body(r.Content) }
+
+func body(items []batching.Item) []byte {
+	for _, it := range items {
+		if it.Key == DataKey {
+			return it.Value
+		}
+	}
+	if len(items) > 0 {
+		return items[0].Value
+	}
+	return nil
+}
+
+// ToBatching returns r as the answer to one job, with stream as its body
+// when r is streamed.
+func (r *Response) ToBatching(stream *batching.Stream) *batching.Response {
+	out := &batching.Response{Code: r.Code, Message: r.Message, Props: r.PropMap()}
+	if r.Streaming {
+		out.Stream = stream
+	} else {
+		out.Body = r.Body()
+	}
+	return out
+}

@@ -1,0 +1,152 @@
+package wire
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/switchyard/switchyard/batching"
+)
+
+func TestSplitBatch(t *testing.T) {
+	ok := func(body string, props map[string]string) *splitWant {
+		return &splitWant{code: 200, body: body, props: props}
+	}
+	tests := []struct {
+		name    string
+		resp    Response
+		n       int
+		want    []*splitWant // nil entry: missing
+		wantErr error
+	}{
+		{
+			name: "padded keys in order",
+			resp: Response{Code: 200, Content: []batching.Item{item("batch_000.data", "a"), item("batch_001.data", "b")}},
+			n:    2,
+			want: []*splitWant{ok("a", map[string]string{}), ok("b", map[string]string{})},
+		},
+		{
+			name: "unpadded keys out of order",
+			resp: Response{Code: 200, Content: []batching.Item{item("batch_2.data", "c"), item("batch_0.data", "a"), item("batch_1.data", "b")}},
+			n:    3,
+			want: []*splitWant{ok("a", map[string]string{}), ok("b", map[string]string{}), ok("c", map[string]string{})},
+		},
+		{
+			name: "data key wins over the first item",
+			resp: Response{Code: 200, Content: []batching.Item{item("batch_000.extra", "x"), item("batch_000.data", "a")}},
+			n:    1,
+			want: []*splitWant{ok("a", map[string]string{})},
+		},
+		{
+			name: "first item when there is no data key",
+			resp: Response{Code: 200, Content: []batching.Item{item("batch_000.out", "a"), item("batch_000.more", "x")}},
+			n:    1,
+			want: []*splitWant{ok("a", map[string]string{})},
+		},
+		{
+			name: "properties: prefixed ones win, unprefixed go to all",
+			resp: Response{
+				Code:    200,
+				Props:   []batching.Prop{prop("batch_001.content-type", "text/plain"), prop("content-type", "application/json"), prop("x", "1")},
+				Content: []batching.Item{item("batch_000.data", "a"), item("batch_001.data", "b")},
+			},
+			n: 2,
+			want: []*splitWant{
+				ok("a", map[string]string{"content-type": "application/json", "x": "1"}),
+				ok("b", map[string]string{"content-type": "text/plain", "x": "1"}),
+			},
+		},
+		{
+			name: "an item's own status",
+			resp: Response{
+				Code:    200,
+				Props:   []batching.Prop{prop("batch_001.code", "424"), prop("batch_001.message", "bad input"), prop("batch_002.code", "204")},
+				Content: []batching.Item{item("batch_000.data", "a"), item("batch_001.data", "{}")},
+			},
+			n: 3,
+			want: []*splitWant{
+				ok("a", map[string]string{}),
+				{code: 424, message: "bad input", body: "{}", props: map[string]string{}},
+				{code: 204, props: map[string]string{}},
+			},
+		},
+		{
+			name: "a code that is not a number stays a property",
+			resp: Response{Code: 200, Props: []batching.Prop{prop("batch_000.code", "x")}, Content: []batching.Item{item("batch_000.data", "a")}},
+			n:    1,
+			want: []*splitWant{ok("a", map[string]string{"code": "x"})},
+		},
+		{
+			name: "unprefixed items by position",
+			resp: Response{Code: 200, Content: []batching.Item{item("data", "a"), item("data", "b")}},
+			n:    2,
+			want: []*splitWant{ok("a", map[string]string{}), ok("b", map[string]string{})},
+		},
+		{
+			name: "batch error applies to all",
+			resp: Response{Code: 424, Message: "boom", Content: []batching.Item{item("data", `{"code":424}`)}},
+			n:    2,
+			want: []*splitWant{
+				{code: 424, message: "boom", body: `{"code":424}`, props: map[string]string{}},
+				{code: 424, message: "boom", body: `{"code":424}`, props: map[string]string{}},
+			},
+		},
+		{
+			name:    "missing item",
+			resp:    Response{Code: 200, Content: []batching.Item{item("batch_000.data", "a"), item("batch_009.data", "z")}},
+			n:       2,
+			want:    []*splitWant{ok("a", map[string]string{}), nil},
+			wantErr: ErrMissingItem,
+		},
+		{
+			name:    "look-alike keys are not prefixed",
+			resp:    Response{Code: 200, Content: []batching.Item{item("batch_x.data", "a"), item("batch_-1.data", "b"), item("batch_1data", "c")}},
+			n:       1,
+			want:    []*splitWant{nil},
+			wantErr: ErrMissingItem,
+		},
+		{name: "no requests", resp: Response{Code: 200}, n: 0, wantErr: ErrBadBatch},
+		{name: "streamed reply", resp: Response{Code: 200, Streaming: true}, n: 1, wantErr: ErrBadBatch},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := SplitBatch(&tt.resp, tt.n)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("error %v, want %v", err, tt.wantErr)
+			}
+			if tt.want == nil {
+				return
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("%d responses, want %d", len(got), len(tt.want))
+			}
+			for i, w := range tt.want {
+				checkPart(t, i, got[i], w)
+			}
+		})
+	}
+}
+
+// splitWant is what one request's response should be.
+type splitWant struct {
+	code    int
+	message string
+	body    string
+	props   map[string]string
+}
+
+func checkPart(t *testing.T, i int, got *batching.Response, w *splitWant) {
+	t.Helper()
+	if w == nil {
+		if got != nil {
+			t.Errorf("item %d: got %+v, want a missing entry", i, got)
+		}
+		return
+	}
+	if got == nil {
+		t.Fatalf("item %d missing", i)
+	}
+	if got.Code != w.code || got.Message != w.message || string(got.Body) != w.body || !reflect.DeepEqual(got.Props, w.props) {
+		t.Errorf("item %d: %d %q %q %v, want %d %q %q %v", i, got.Code, got.Message, got.Body, got.Props, w.code, w.message, w.body, w.props)
+	}
+}
