@@ -1,0 +1,145 @@
+package frontend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/batching"
+)
+
+// Sentinel errors of the server's life cycle.
+var (
+	// ErrConfig means New was given an unusable Config or no Models.
+	ErrConfig = errors.New("frontend: invalid config")
+	// ErrServerState means Listen or Serve was called out of order: twice, or
+	// after Shutdown.
+	ErrServerState = errors.New("frontend: wrong server state")
+)
+
+// Defaults applied by New to zero Config fields.
+const (
+	// DefaultMaxRequestSize is the body limit when Config.MaxRequestSize is 0.
+	DefaultMaxRequestSize = 64 << 20
+	// DefaultThrottleCode is the queue-full status when Config.ThrottleCode is 0.
+	DefaultThrottleCode = 503
+	// DefaultShutdownTimeout bounds Serve's graceful stop when
+	// Config.ShutdownTimeout is 0.
+	DefaultShutdownTimeout = 30 * time.Second
+)
+
+// Timeouts of the fasthttp listeners. Reading covers one whole request
+// (headers and body); idle is the wait for the next request on a keep-alive
+// connection. Writing is unbounded because answers may stream for minutes.
+const (
+	readTimeout    = 60 * time.Second
+	idleTimeout    = 120 * time.Second
+	readBufferSize = 8 << 10
+)
+
+// Models is what the front-end needs from the model registry.
+type Models interface {
+	// Submit enqueues j for model. It may return api.ErrModelNotFound,
+	// api.ErrNotReady, api.ErrModelFailed, batching.ErrQueueFull or
+	// batching.ErrClosed (wrapped). After a nil return the job will be
+	// answered (Finish or Fail) exactly once.
+	Submit(model string, j *batching.Job) error
+	// Names returns the registered model names, sorted.
+	Names() []string
+	// List returns a summary of every model, sorted by name.
+	List() []api.ModelSummary
+	// Describe returns the record of one model.
+	Describe(name string) (api.ModelRecord, error)
+	// Register adds a model. With req.Synchronous it returns once the model
+	// is loaded (or failed); otherwise it returns after scheduling the load.
+	Register(ctx context.Context, req api.RegisterRequest) (api.ModelRecord, error)
+	// Scale changes a model's worker counts.
+	Scale(ctx context.Context, name string, req api.ScaleRequest) error
+	// Unregister stops a model's workers and forgets the model.
+	Unregister(ctx context.Context, name string) error
+	// Health returns every model's state, keyed by name.
+	Health() map[string]api.ModelHealth
+}
+
+// Config holds the settings of a Server.
+type Config struct {
+	// InferenceAddr and ManagementAddr are host:port addresses (an
+	// "http://" prefix is accepted). When they are equal, one listener
+	// serves both route tables, as SageMaker multi-model endpoints need.
+	InferenceAddr, ManagementAddr string
+	// MaxRequestSize is the largest request body in bytes; larger bodies
+	// get 413. Zero means DefaultMaxRequestSize.
+	MaxRequestSize int
+	// ThrottleCode is the status of a queue-full answer, which also carries
+	// Retry-After. Zero means DefaultThrottleCode.
+	ThrottleCode int
+	// ShutdownTimeout bounds how long Serve lets in-flight requests finish
+	// once its context is done. Zero means DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
+	// Logger receives request failures and listener events. Nil means none.
+	Logger *zap.Logger
+	// Registry is the one Prometheus registry: the server registers its
+	// collectors on it and serves it at GET /metrics. Nil means a private one.
+	Registry *prometheus.Registry
+}
+
+// withDefaults returns c with zero fields filled in, or an error naming the
+// first unusable field.
+func (c Config) withDefaults() (Config, error) {
+	var err error
+	if c.InferenceAddr, err = cleanAddr("InferenceAddr", c.InferenceAddr); err != nil {
+		return c, err
+	}
+	if c.ManagementAddr, err = cleanAddr("ManagementAddr", c.ManagementAddr); err != nil {
+		return c, err
+	}
+	if err = c.fillNumbers(); err != nil {
+		return c, err
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	if c.Registry == nil {
+		c.Registry = prometheus.NewRegistry()
+	}
+	return c, nil
+}
+
+func (c *Config) fillNumbers() error {
+	switch {
+	case c.MaxRequestSize < 0:
+		return fmt.Errorf("%w: MaxRequestSize %d is negative", ErrConfig, c.MaxRequestSize)
+	case c.ThrottleCode != 0 && (c.ThrottleCode < 400 || c.ThrottleCode > 599):
+		return fmt.Errorf("%w: ThrottleCode %d is not a 4xx or 5xx status", ErrConfig, c.ThrottleCode)
+	case c.ShutdownTimeout < 0:
+		return fmt.Errorf("%w: ShutdownTimeout %v is negative", ErrConfig, c.ShutdownTimeout)
+	}
+	if c.MaxRequestSize == 0 {
+		c.MaxRequestSize = DefaultMaxRequestSize
+	}
+	if c.ThrottleCode == 0 {
+		c.ThrottleCode = DefaultThrottleCode
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	return nil
+}
+
+// cleanAddr strips an optional http:// prefix and a trailing slash.
+func cleanAddr(field, addr string) (string, error) {
+	addr = strings.TrimSuffix(strings.TrimPrefix(addr, "http://"), "/")
+	if addr == "" {
+		return "", fmt.Errorf("%w: %s is empty", ErrConfig, field)
+	}
+	if strings.Contains(addr, "://") {
+		return "", fmt.Errorf("%w: %s %q: only plain http is served", ErrConfig, field, addr)
+	}
+	return addr, nil
+}

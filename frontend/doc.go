@@ -1,0 +1,17 @@
+// Package frontend serves switchyard's HTTP API with fasthttp: the inference
+// routes (SageMaker's /invocations and /models/{name}/invoke, DJL's
+// /predictions, /ping and the KServe v2 health routes), the management routes
+// (list, describe, register, scale and unregister models) and the Prometheus
+// /metrics page.
+//
+// The package knows nothing of worker processes. It declares the small
+// [Models] interface it needs and turns each inference request into a
+// [batching.Job] that it hands to Models.Submit and then waits on. The body is
+// copied out of fasthttp's request context before the job leaves the
+// handler, and while a job waits the handler watches the client's socket so
+// that a client that hangs up cancels the job's context.
+//
+// Handlers return errors; exactly one function, Server.writeError, turns any
+// error into the JSON error body {"code", "type", "message"} with its status
+// code, and logs server-side failures. docs/api.md is the HTTP reference.
+package frontend

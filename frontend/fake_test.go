@@ -1,0 +1,148 @@
+package frontend
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/batching"
+)
+
+// fakeModels is the registry the tests put behind the server. By default it
+// answers every job at once with an echo of its body; hold makes Submit
+// hand jobs to the test instead.
+type fakeModels struct {
+	mu        sync.Mutex
+	records   map[string]api.ModelRecord
+	health    map[string]api.ModelHealth
+	submitErr error
+	hold      chan *batching.Job
+	respond   func(model string, j *batching.Job)
+	registers []api.RegisterRequest
+	scales    []api.ScaleRequest
+	opErr     error
+}
+
+func newFake(names ...string) *fakeModels {
+	f := &fakeModels{records: map[string]api.ModelRecord{}, health: map[string]api.ModelHealth{}}
+	for _, n := range names {
+		f.records[n] = api.ModelRecord{ModelName: n, ModelURL: "/models/" + n, Status: api.StatusHealthy}
+		f.health[n] = api.ModelHealth{Status: api.StatusHealthy}
+	}
+	return f
+}
+
+// echo answers with the job's body and names the model in a header.
+func echo(model string, j *batching.Job) {
+	j.Finish(&batching.Response{
+		Code:  200,
+		Props: map[string]string{"Content-Type": "text/plain", "X-Model": model},
+		Body:  j.Input.Content[0].Value,
+	})
+}
+
+func (f *fakeModels) Submit(model string, j *batching.Job) error {
+	f.mu.Lock()
+	_, ok := f.records[model]
+	err, hold, respond := f.submitErr, f.hold, f.respond
+	f.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w: %s", api.ErrModelNotFound, model)
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case hold != nil:
+		hold <- j
+	case respond != nil:
+		respond(model, j)
+	default:
+		echo(model, j)
+	}
+	return nil
+}
+
+func (f *fakeModels) Names() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Sorted(maps.Keys(f.records))
+}
+
+func (f *fakeModels) List() []api.ModelSummary {
+	var out []api.ModelSummary
+	for _, n := range f.Names() {
+		f.mu.Lock()
+		r := f.records[n]
+		f.mu.Unlock()
+		out = append(out, api.ModelSummary{ModelName: n, ModelURL: r.ModelURL, Status: r.Status})
+	}
+	return out
+}
+
+func (f *fakeModels) Describe(name string) (api.ModelRecord, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, ok := f.records[name]
+	if !ok {
+		return r, fmt.Errorf("%w: %s", api.ErrModelNotFound, name)
+	}
+	return r, nil
+}
+
+func (f *fakeModels) Register(_ context.Context, req api.RegisterRequest) (api.ModelRecord, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.registers = append(f.registers, req)
+	if f.opErr != nil {
+		return api.ModelRecord{}, f.opErr
+	}
+	if _, ok := f.records[req.ModelName]; ok {
+		return api.ModelRecord{}, fmt.Errorf("%w: %s", api.ErrModelExists, req.ModelName)
+	}
+	r := api.ModelRecord{ModelName: req.ModelName, ModelURL: req.URL, Status: api.StatusHealthy}
+	f.records[req.ModelName] = r
+	return r, nil
+}
+
+func (f *fakeModels) Scale(_ context.Context, name string, req api.ScaleRequest) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.scales = append(f.scales, req)
+	if _, ok := f.records[name]; !ok {
+		return fmt.Errorf("%w: %s", api.ErrModelNotFound, name)
+	}
+	return f.opErr
+}
+
+func (f *fakeModels) Unregister(_ context.Context, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.records[name]; !ok {
+		return fmt.Errorf("%w: %s", api.ErrModelNotFound, name)
+	}
+	delete(f.records, name)
+	delete(f.health, name)
+	return nil
+}
+
+func (f *fakeModels) Health() map[string]api.ModelHealth {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.health)
+}
+
+func (f *fakeModels) set(fn func(f *fakeModels)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn(f)
+}
+
+func (f *fakeModels) lastRegister() api.RegisterRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.registers[len(f.registers)-1]
+}

@@ -1,0 +1,189 @@
+package frontend
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttputil"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/switchyard/switchyard/batching"
+)
+
+// memServer is a Server on an in-memory listener serving both route tables.
+type memServer struct {
+	*Server
+	ln   *fasthttputil.InmemoryListener
+	logs *observer.ObservedLogs
+}
+
+// fuzzWait is how long roundTrip waits for an answer. Some random requests
+// rightly leave the server waiting for more bytes (a Content-Length larger
+// than the body, say); those are given up on, not checked.
+const fuzzWait = 2 * time.Second
+
+// roundTrip sends req on a new in-memory connection and reads the answer.
+// (fasthttp's Client would leave cleaner goroutines behind.)
+func (ms *memServer) roundTrip(req *fasthttp.Request, resp *fasthttp.Response) error {
+	conn, err := ms.ln.Dial()
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(fuzzWait))
+	bw := bufio.NewWriter(conn)
+	if err := req.Write(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	resp.SkipBody = req.Header.IsHead()
+	return resp.Read(bufio.NewReader(conn))
+}
+
+func startMemServer(tb testing.TB, m Models) *memServer {
+	tb.Helper()
+	core, logs := observer.New(zap.ErrorLevel)
+	s, err := New(Config{InferenceAddr: "mem", ManagementAddr: "mem", Logger: zap.New(core)}, m)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ln := fasthttputil.NewInmemoryListener()
+	s.mu.Lock()
+	s.listeners = []*listener{s.newListener(ln, planeInference|planeManagement)}
+	s.state = stateListening
+	s.mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx) }()
+	tb.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			tb.Errorf("Serve: %v", err)
+		}
+	})
+	return &memServer{Server: s, ln: ln, logs: logs}
+}
+
+// FuzzRequest sends random requests through the whole handler: nothing may
+// panic, every answer has a request id, and every non-2xx answer carries a
+// well-formed JSON error (the /ping map for /ping).
+func FuzzRequest(f *testing.F) {
+	seeds := []struct{ method, path, hk, hv, query, body string }{
+		{"POST", "/invocations", "X-Amzn-SageMaker-Target-Model", "a.tar.gz", "", "hello"},
+		{"POST", "/invocations", "", "", "model_name=b.c&x=1", ""},
+		{"POST", "/predictions/a/2", "X-Request-Timeout-Ms", "0", "", "{}"},
+		{"POST", "/v1/chat/completions", "Content-Type", "application/json", "", `{"model":"a"}`},
+		{"GET", "/models", "", "", "limit=1&next_page_token=1", ""},
+		{"GET", "/models/a", "", "", "", ""},
+		{"POST", "/models", "", "", "", `{"url":"s3://x/y.tar.gz","batch_size":"z"}`},
+		{"PUT", "/models/a", "", "", "min_worker=2&max_worker=1", ""},
+		{"DELETE", "/models/nope", "", "", "", ""},
+		{"GET", "/ping", "", "", "", ""},
+		{"GET", "/v2/health/ready", "", "", "", ""},
+		{"OPTIONS", "/metrics", "", "", "", ""},
+		{"BREW", "/%zz/../..", "X-Request-Id", "\x7f", "a=%", "\x00"},
+	}
+	for _, s := range seeds {
+		f.Add(s.method, s.path, s.hk, s.hv, s.query, []byte(s.body))
+	}
+	fake := newFake("a", "b.c")
+	fake.health["b.c"] = fakeHealth("Failed")
+	ms := startMemServer(f, fake)
+	f.Fuzz(func(t *testing.T, method, path, hk, hv, query string, body []byte) {
+		req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+		defer fasthttp.ReleaseRequest(req)
+		defer fasthttp.ReleaseResponse(resp)
+		req.Header.SetMethod(method)
+		req.URI().SetHost("mem")
+		req.URI().SetPath(path)
+		req.URI().SetQueryString(query)
+		if hk != "" {
+			req.Header.Set(hk, hv)
+		}
+		req.SetBody(body)
+		if err := ms.roundTrip(req, resp); err != nil {
+			return // the client would not send it, or the server hung up on garbage
+		}
+		checkAnswer(t, req, resp)
+		if n := ms.logs.FilterMessage("handler panicked").Len(); n > 0 {
+			t.Fatalf("%d handler panics: %v", n, ms.logs.All()[0].ContextMap())
+		}
+	})
+}
+
+func checkAnswer(t *testing.T, req *fasthttp.Request, resp *fasthttp.Response) {
+	code := resp.StatusCode()
+	if code < 100 || code > 599 {
+		t.Fatalf("status %d", code)
+	}
+	if len(resp.Header.Peek(headerRequestID)) == 0 {
+		t.Fatal("no x-request-id")
+	}
+	if code < 300 || req.Header.IsHead() {
+		return
+	}
+	body := resp.Body()
+	if r, _ := matchRoute(req.URI().Path()); r == routePing {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Fatalf("/ping body %q: %v", body, err)
+		}
+		return
+	}
+	var p problem
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&p); err != nil || p.Code != code || p.Type == "" || p.Message == "" {
+		t.Fatalf("status %d with body %q (%v)", code, body, err)
+	}
+}
+
+func FuzzMatchRoute(f *testing.F) {
+	for _, p := range []string{"/models/a/invoke", "/predictions/a/b", "/v2/health/live", "//x", "/a/b/c/d/e/"} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, path string) {
+		r, a := matchRoute([]byte(path))
+		if r == routeNone {
+			return
+		}
+		if int(r) >= len(routeSpecs) || routeSpecs[r].methods == 0 {
+			t.Fatalf("route %d has no spec", r)
+		}
+		for _, seg := range [][]byte{a.name, a.version} {
+			if seg != nil && (len(seg) == 0 || bytes.IndexByte(seg, '/') >= 0) {
+				t.Fatalf("%q: segment %q", path, seg)
+			}
+		}
+	})
+}
+
+// FuzzWorkerFailure feeds random worker error answers to the code that
+// reads them: the status survives, and the message is never empty.
+func FuzzWorkerFailure(f *testing.F) {
+	f.Add(424, []byte(`{"error":"x"}`), "")
+	f.Add(422, []byte(`{"code":1,"type":"t","message":"m"}`), "")
+	f.Add(500, []byte(""), "boom")
+	f.Add(599, []byte("\xff\xfe"), "")
+	f.Fuzz(func(t *testing.T, code int, body []byte, message string) {
+		if code < 400 || code > 599 {
+			return
+		}
+		err := workerFailure(context.Background(), &batching.Response{Code: code, Body: body, Message: message}, code)
+		w, ok := err.(*workerError)
+		if !ok || w.code != code || w.msg == "" {
+			t.Fatalf("workerFailure = %#v", err)
+		}
+		if w.raw != nil && !isProblem(w.raw) {
+			t.Fatalf("passed through %q", w.raw)
+		}
+	})
+}

@@ -1,0 +1,98 @@
+package frontend
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/switchyard/switchyard/api"
+)
+
+func health(states ...string) map[string]api.ModelHealth {
+	m := map[string]api.ModelHealth{}
+	for i, s := range states {
+		m[string(rune('a'+i))] = api.ModelHealth{Status: s}
+	}
+	return m
+}
+
+func TestPing(t *testing.T) {
+	f := newFake()
+	ts := startServer(t, f)
+	cases := []struct {
+		name   string
+		health map[string]api.ModelHealth
+		code   int
+	}{
+		{"no models", nil, 200},
+		{"healthy", health(api.StatusHealthy, api.StatusHealthy), 200},
+		{"loading", health(api.StatusHealthy, api.StatusLoading), 200},
+		{"unhealthy", health(api.StatusHealthy, api.StatusUnhealthy), 503},
+		{"unknown state", health("Confused"), 503},
+		{"failed", health(api.StatusFailed, api.StatusHealthy), 500},
+		{"failed beats unhealthy", health(api.StatusUnhealthy, api.StatusFailed), 500},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f.set(func(f *fakeModels) { f.health = c.health })
+			resp, body := ts.do(t, "GET", ts.inf+"/ping", "", nil)
+			if resp.StatusCode != c.code {
+				t.Fatalf("status = %d, want %d (%s)", resp.StatusCode, c.code, body)
+			}
+			var got map[string]api.ModelHealth
+			decode(t, resp, body, &got)
+			if len(got) != len(c.health) {
+				t.Fatalf("body %s does not list every model", body)
+			}
+			for name, h := range c.health {
+				if got[name] != h {
+					t.Errorf("%s = %+v, want %+v", name, got[name], h)
+				}
+			}
+		})
+	}
+	t.Run("error detail", func(t *testing.T) {
+		f.set(func(f *fakeModels) {
+			f.health = map[string]api.ModelHealth{"x": {Status: api.StatusFailed, Error: "CUDA error"}}
+		})
+		_, body := ts.do(t, "GET", ts.inf+"/ping", "", nil)
+		var got map[string]map[string]string
+		if err := json.Unmarshal(body, &got); err != nil || got["x"]["error"] != "CUDA error" {
+			t.Errorf("body %s", body)
+		}
+	})
+}
+
+func TestHealthV2(t *testing.T) {
+	f := newFake()
+	ts := startServer(t, f)
+	cases := []struct {
+		name        string
+		health      map[string]api.ModelHealth
+		live, ready int
+	}{
+		{"no models", nil, 200, 200},
+		{"healthy", health(api.StatusHealthy), 200, 200},
+		{"loading", health(api.StatusHealthy, api.StatusLoading), 200, 503},
+		{"failed", health(api.StatusFailed), 200, 503},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f.set(func(f *fakeModels) { f.health = c.health })
+			resp, body := ts.do(t, "GET", ts.inf+"/v2/health/live", "", nil)
+			if resp.StatusCode != c.live || len(body) != 0 {
+				t.Errorf("live = %d %q", resp.StatusCode, body)
+			}
+			resp, body = ts.do(t, "GET", ts.inf+"/v2/health/ready", "", nil)
+			if resp.StatusCode != c.ready {
+				t.Fatalf("ready = %d, want %d", resp.StatusCode, c.ready)
+			}
+			if c.ready != 200 {
+				if p := mustProblem(t, resp, body); p.Message != "Models not ready: b." && p.Message != "Models not ready: a." {
+					t.Errorf("message = %q", p.Message)
+				}
+			}
+		})
+	}
+}
+
+func fakeHealth(status string) api.ModelHealth { return api.ModelHealth{Status: status} }

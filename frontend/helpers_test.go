@@ -1,0 +1,118 @@
+package frontend
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+)
+
+// Two fasthttp goroutines are not ours to own: the process-wide one that
+// refreshes the Date header and never stops, and each worker pool's cleaner,
+// which notices a closed listener only when its sleep of
+// MaxIdleWorkerDuration (10 s) ends. The accept loop and the connection
+// goroutines, which a missing shutdown would leave behind, stay checked.
+var leakOptions = []goleak.Option{
+	goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
+	goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
+}
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, leakOptions...) }
+
+// testServer is a running Server on 127.0.0.1 with a fake registry.
+type testServer struct {
+	*Server
+	reg    *prometheus.Registry
+	inf    string // base URL of the inference listener
+	mgmt   string // base URL of the management listener
+	client *http.Client
+	logs   *observer.ObservedLogs
+}
+
+// startServer serves f on two loopback listeners ("127.0.0.1:" also asks
+// for a free port but is a different address string) until the test ends.
+func startServer(t *testing.T, f Models, opts ...func(*Config)) *testServer {
+	t.Helper()
+	core, logs := observer.New(zap.DebugLevel)
+	cfg := Config{
+		InferenceAddr: "127.0.0.1:0", ManagementAddr: "127.0.0.1:",
+		Logger: zap.New(core), Registry: prometheus.NewRegistry(),
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s, err := New(cfg, f)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if err := s.Listen(); err != nil {
+		t.Fatalf("Listen: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx) }()
+	ts := &testServer{
+		Server: s, reg: cfg.Registry, logs: logs,
+		inf: "http://" + s.InferenceAddr(), mgmt: "http://" + s.ManagementAddr(),
+		client: &http.Client{Transport: &http.Transport{}},
+	}
+	t.Cleanup(func() {
+		ts.client.CloseIdleConnections()
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return ts
+}
+
+// do sends one request and returns the answer with its whole body.
+func (ts *testServer) do(t *testing.T, method, url, body string, hdr map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("NewRequest: %v", err)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := ts.client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read body: %v", err)
+	}
+	return resp, b
+}
+
+// mustProblem decodes an error body and checks that its code matches the
+// status.
+func mustProblem(t *testing.T, resp *http.Response, body []byte) problem {
+	t.Helper()
+	var p problem
+	if err := json.Unmarshal(body, &p); err != nil {
+		t.Fatalf("error body %q is not JSON: %v", body, err)
+	}
+	if p.Code != resp.StatusCode || p.Type == "" || p.Message == "" {
+		t.Fatalf("error body %+v does not fit status %d", p, resp.StatusCode)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != contentTypeJSON {
+		t.Fatalf("error Content-Type = %q", ct)
+	}
+	return p
+}
+
+// panics counts logged handler panics.
+func (ts *testServer) panics() int {
+	return ts.logs.FilterMessage("handler panicked").Len()
+}

@@ -1,0 +1,245 @@
+package frontend
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/batching"
+)
+
+const headerTimeout = "X-Request-Timeout-Ms"
+
+// serveInference runs one request to a model and counts it; a streamed
+// answer is counted when its last chunk has gone out.
+func (s *Server) serveInference(ctx *fasthttp.RequestCtx, r route, a pathArgs, id string) {
+	label, streaming, err := s.infer(ctx, r, a, id)
+	if err != nil {
+		s.writeError(ctx, err)
+	}
+	if !streaming {
+		s.met.observe(label, ctx.Response.StatusCode(), time.Since(ctx.Time()))
+	}
+}
+
+// infer picks the model, submits the job and writes its answer. label is
+// the model name for metrics, "" when no registered model was reached.
+func (s *Server) infer(ctx *fasthttp.RequestCtx, r route, a pathArgs, id string) (label string, streaming bool, err error) {
+	var sel selectors
+	in := buildInput(ctx, id, &sel)
+	model, err := s.pickModel(ctx, r, a, &sel)
+	if err != nil {
+		return "", false, err
+	}
+	now := ctx.Time()
+	deadline, err := requestDeadline(sel.timeout, now)
+	if err != nil {
+		return "", false, err
+	}
+	// The job's context does not hang off s.base: registering every request
+	// with one parent context would serialize them on its lock. A forced
+	// shutdown reaches waiting handlers through s.forced instead.
+	jctx, cancel := context.WithCancelCause(context.Background())
+	job := batching.NewJob(jctx, id, in, now, deadline)
+	if err := s.models.Submit(model, job); err != nil {
+		cancel(nil)
+		return knownModel(model, err), false, err
+	}
+	streaming, err = s.await(ctx, job, cancel, model)
+	if !streaming {
+		cancel(nil)
+	}
+	return model, streaming, err
+}
+
+// knownModel is the metrics label after a failed Submit: names the
+// registry does not know are not labels, so clients cannot mint series.
+func knownModel(model string, err error) string {
+	if errors.Is(err, api.ErrModelNotFound) {
+		return ""
+	}
+	return model
+}
+
+// await waits for the job's answer while watching for the client to hang
+// up, then writes the answer.
+func (s *Server) await(ctx *fasthttp.RequestCtx, job *batching.Job, cancel context.CancelCauseFunc, model string) (bool, error) {
+	if err := s.waitJob(ctx, job, cancel); err != nil {
+		return false, err
+	}
+	return s.answer(ctx, job, cancel, model)
+}
+
+// waitJob returns once the job is answered, or with the reason it never
+// will be for this client: it hung up, or a forced shutdown came first.
+func (s *Server) waitJob(ctx *fasthttp.RequestCtx, job *batching.Job, cancel context.CancelCauseFunc) error {
+	if job.Answered() {
+		return nil
+	}
+	w := watchPeer(ctx.Conn(), cancel)
+	defer w.stop()
+	select {
+	case <-job.Done():
+		return nil
+	case <-job.Context().Done():
+	case <-s.forced:
+		cancel(batching.ErrClosed)
+	}
+	if job.Answered() {
+		return nil
+	}
+	return context.Cause(job.Context())
+}
+
+// pickModel finds the model a request is for.
+func (s *Server) pickModel(ctx *fasthttp.RequestCtx, r route, a pathArgs, sel *selectors) (string, error) {
+	switch r {
+	case routeInvoke, routePredict:
+		if a.version != nil && !validModelName(a.version) {
+			return "", badRequestf("Invalid model version %q.", a.version)
+		}
+		name := string(a.name)
+		return name, checkModelName(name)
+	case routeChat:
+		return s.chatModel(ctx, sel)
+	}
+	return s.targetModel(ctx, sel)
+}
+
+// targetModel applies /invocations' order: the SageMaker target-model
+// headers (".tar.gz" stripped), query model_name, header model_name, and
+// finally the only registered model.
+func (s *Server) targetModel(ctx *fasthttp.RequestCtx, sel *selectors) (string, error) {
+	for _, v := range [...][]byte{sel.sagemaker, sel.target} {
+		if len(v) > 0 {
+			name := trimArchive(string(v))
+			return name, checkModelName(name)
+		}
+	}
+	for _, v := range [...][]byte{ctx.QueryArgs().Peek("model_name"), sel.model} {
+		if len(v) > 0 {
+			return string(v), checkModelName(string(v))
+		}
+	}
+	if names := s.models.Names(); len(names) == 1 {
+		return names[0], nil
+	}
+	return "", badRequest("Parameter model_name is required.")
+}
+
+// chatModel takes the model from an OpenAI request body's "model" field when
+// it names a registered model; clients often send a hub id there instead,
+// so anything else falls back to the /invocations order.
+func (s *Server) chatModel(ctx *fasthttp.RequestCtx, sel *selectors) (string, error) {
+	var req struct {
+		Model string `json:"model"`
+	}
+	if err := json.Unmarshal(ctx.PostBody(), &req); err != nil {
+		return "", badRequestf("Request body is not a JSON object: %v", err)
+	}
+	if req.Model != "" {
+		if _, found := slices.BinarySearch(s.models.Names(), req.Model); found {
+			return req.Model, nil
+		}
+	}
+	return s.targetModel(ctx, sel)
+}
+
+// requestDeadline reads X-Request-Timeout-Ms; no header means no deadline
+// (the registry applies the model's default).
+func requestDeadline(v []byte, now time.Time) (time.Time, error) {
+	if len(v) == 0 {
+		return time.Time{}, nil
+	}
+	ms, err := strconv.ParseUint(string(v), 10, 31)
+	if err != nil || ms == 0 {
+		return time.Time{}, badRequestf("Header %s must be a positive integer of milliseconds, at most %d.", headerTimeout, 1<<31-1)
+	}
+	return now.Add(time.Duration(ms) * time.Millisecond), nil
+}
+
+// selectors are the request headers that choose the model and the
+// deadline, noted while buildInput copies the headers. They point into
+// fasthttp's buffers and are valid only while the handler runs.
+type selectors struct {
+	sagemaker, target, model, timeout []byte
+}
+
+// note keeps the first value of each selecting header.
+func (sel *selectors) note(key string, v []byte) {
+	var dst *[]byte
+	switch key {
+	case "x-amzn-sagemaker-target-model":
+		dst = &sel.sagemaker
+	case "x-target-model":
+		dst = &sel.target
+	case "model_name":
+		dst = &sel.model
+	case "x-request-timeout-ms":
+		dst = &sel.timeout
+	default:
+		return
+	}
+	if *dst == nil {
+		*dst = v
+	}
+}
+
+// buildInput copies the request out of fasthttp's buffers: every header as
+// a property with a lower-case name, request_id, the body as "data" and
+// each query parameter as one more content item.
+func buildInput(ctx *fasthttp.RequestCtx, id string, sel *selectors) batching.Input {
+	h := &ctx.Request.Header
+	props := make([]batching.Prop, 0, h.Len()+1)
+	for k, v := range h.All() {
+		key := lowerKey(k)
+		sel.note(key, v)
+		props = append(props, batching.Prop{Key: key, Value: string(v)})
+	}
+	props = append(props, batching.Prop{Key: "request_id", Value: id})
+	args := ctx.QueryArgs()
+	content := make([]batching.Item, 0, 1+args.Len())
+	content = append(content, batching.Item{Key: "data", Value: bytes.Clone(ctx.PostBody())})
+	for k, v := range args.All() {
+		content = append(content, batching.Item{Key: string(k), Value: bytes.Clone(v)})
+	}
+	return batching.Input{Props: props, Content: content}
+}
+
+// lowerKey returns k in lower case as a new string; the most common header
+// names come back as constants without allocating.
+func lowerKey(k []byte) string {
+	var buf [64]byte
+	if len(k) > len(buf) {
+		return string(bytes.ToLower(k))
+	}
+	b := buf[:len(k)]
+	for i, c := range k {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	switch string(b) {
+	case "host":
+		return "host"
+	case "content-type":
+		return "content-type"
+	case "content-length":
+		return "content-length"
+	case "user-agent":
+		return "user-agent"
+	case "accept":
+		return "accept"
+	case "x-amzn-sagemaker-target-model":
+		return "x-amzn-sagemaker-target-model"
+	}
+	return string(b)
+}

@@ -1,0 +1,153 @@
+package frontend
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+
+	"github.com/valyala/fasthttp"
+	"go.uber.org/zap"
+)
+
+// listener is one bound address with its fasthttp server and the route
+// tables it serves.
+type listener struct {
+	srv     *Server
+	planes  plane
+	ln      net.Listener
+	fs      *fasthttp.Server
+	serving sync.WaitGroup
+}
+
+func (s *Server) newListener(ln net.Listener, planes plane) *listener {
+	l := &listener{srv: s, planes: planes, ln: ln}
+	l.fs = &fasthttp.Server{
+		Handler:                      l.handle,
+		ErrorHandler:                 s.handleParseError,
+		ConnState:                    s.conns.track,
+		Logger:                       fastLogger{s.log},
+		MaxRequestBodySize:           s.cfg.MaxRequestSize,
+		ReadBufferSize:               readBufferSize,
+		ReadTimeout:                  readTimeout,
+		IdleTimeout:                  idleTimeout,
+		NoDefaultServerHeader:        true,
+		DisablePreParseMultipartForm: true,
+		CloseOnShutdown:              true,
+		StreamRequestBody:            false,
+	}
+	return l
+}
+
+// serve runs fasthttp's accept loop; a failure other than the listener
+// being closed goes to failed.
+func (l *listener) serve(failed chan<- error) {
+	defer l.serving.Done()
+	if err := l.fs.Serve(l.ln); err != nil {
+		failed <- fmt.Errorf("frontend: serve %s: %w", l.ln.Addr(), err)
+	}
+}
+
+// shutdown closes the listener and waits for its connections. fasthttp
+// only knows a listener once its Serve has started, so after the accept loop
+// is surely over a second pass drains what a late-starting Serve registered.
+func (l *listener) shutdown() {
+	_ = l.fs.ShutdownWithContext(context.Background())
+	_ = l.ln.Close()
+	l.serving.Wait()
+	_ = l.fs.ShutdownWithContext(context.Background())
+}
+
+// handle is the fasthttp handler: request id, route, method, then the
+// route's handler; any error it returns goes through writeError.
+func (l *listener) handle(ctx *fasthttp.RequestCtx) {
+	s := l.srv
+	id := s.requestID(ctx)
+	defer s.recoverPanic(ctx, id)
+	r, args := matchRoute(ctx.Path())
+	if err := l.check(ctx, r); err != nil {
+		s.writeError(ctx, err)
+		return
+	}
+	if r.inferenceRoute() {
+		s.serveInference(ctx, r, args, id)
+		return
+	}
+	if err := s.serveOther(ctx, r, args); err != nil {
+		s.writeError(ctx, err)
+	}
+}
+
+// check returns a 404 error for a route this listener does not serve and
+// a 405 error (with Allow) for a method the route does not take.
+func (l *listener) check(ctx *fasthttp.RequestCtx, r route) error {
+	if r == routeNone || routeSpecs[r].plane&l.planes == 0 {
+		return &httpError{sentinel: errNoRoute, msg: fmt.Sprintf("Resource %q not found.", ctx.Path())}
+	}
+	spec := routeSpecs[r]
+	if parseMethod(ctx.Method())&spec.methods == 0 {
+		msg := fmt.Sprintf("Method %q is not allowed on %q.", ctx.Method(), ctx.Path())
+		return &httpError{sentinel: errMethod, msg: msg, allow: spec.allow}
+	}
+	return nil
+}
+
+// serveOther runs the handlers that do not talk to a model's queue.
+func (s *Server) serveOther(ctx *fasthttp.RequestCtx, r route, a pathArgs) error {
+	switch r {
+	case routePing:
+		return s.ping(ctx)
+	case routeLive:
+		return nil
+	case routeReady:
+		return s.ready(ctx)
+	case routeModels:
+		if ctx.IsPost() {
+			return s.register(ctx)
+		}
+		return s.list(ctx)
+	case routeModel:
+		return s.serveModel(ctx, string(a.name))
+	case routeMetrics:
+		s.metrics(ctx)
+		return nil
+	}
+	return &httpError{sentinel: errNoRoute, msg: "Resource not found."}
+}
+
+// serveModel dispatches /models/{name} by method.
+func (s *Server) serveModel(ctx *fasthttp.RequestCtx, name string) error {
+	if err := checkModelName(name); err != nil {
+		return err
+	}
+	switch {
+	case ctx.IsPut():
+		return s.scale(ctx, name)
+	case ctx.IsDelete():
+		return s.unregister(ctx, name)
+	}
+	return s.describe(ctx, name)
+}
+
+// recoverPanic turns a handler panic into a logged 500 answer instead of a
+// dead process (fasthttp recovers nothing).
+func (s *Server) recoverPanic(ctx *fasthttp.RequestCtx, id string) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	s.log.Error("handler panicked", zap.String("request_id", id), zap.Any("panic", v), zap.StackSkip("stack", 1))
+	ctx.Response.Reset()
+	ctx.Response.Header.Set(headerRequestID, id)
+	s.writeError(ctx, fmt.Errorf("%w: %v", errPanic, v))
+}
+
+// fastLogger sends fasthttp's own messages to zap at debug level: they are
+// mostly about misbehaving clients.
+type fastLogger struct{ l *zap.Logger }
+
+func (f fastLogger) Printf(format string, args ...any) {
+	if ce := f.l.Check(zap.DebugLevel, "fasthttp"); ce != nil {
+		ce.Write(zap.String("detail", fmt.Sprintf(format, args...)))
+	}
+}

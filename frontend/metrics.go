@@ -1,0 +1,67 @@
+package frontend
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the front-end's collectors on the shared registry.
+type metrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+// durationBuckets run from 5 ms to 5 min: generative requests are long.
+var durationBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchyard_requests_total",
+			Help: "Inference requests answered, by model and HTTP status code.",
+		}, []string{"model", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "switchyard_request_duration_seconds",
+			Help:    "Time from a request's arrival to its last byte handed to the HTTP server, by model.",
+			Buckets: durationBuckets,
+		}, []string{"model"}),
+	}
+	for _, c := range []prometheus.Collector{m.requests, m.duration} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("frontend: register metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// observe counts one finished inference request.
+func (m *metrics) observe(model string, code int, d time.Duration) {
+	m.requests.WithLabelValues(model, codeLabel(code)).Inc()
+	m.duration.WithLabelValues(model).Observe(d.Seconds())
+}
+
+// forget drops every series of a model that went away.
+func (m *metrics) forget(model string) {
+	l := prometheus.Labels{"model": model}
+	m.requests.DeletePartialMatch(l)
+	m.duration.DeletePartialMatch(l)
+}
+
+// codeLabels holds the label text of every status code, so that counting
+// a request does not format a number.
+var codeLabels = func() (t [600]string) {
+	for i := range t {
+		t[i] = strconv.Itoa(i)
+	}
+	return t
+}()
+
+func codeLabel(code int) string {
+	if code >= 0 && code < len(codeLabels) {
+		return codeLabels[code]
+	}
+	return strconv.Itoa(code)
+}

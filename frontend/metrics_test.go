@@ -1,0 +1,66 @@
+package frontend
+
+import (
+	"bytes"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/switchyard/switchyard/batching"
+)
+
+func TestMetrics(t *testing.T) {
+	f := newFake("m")
+	ts := startServer(t, f)
+	ts.do(t, "POST", ts.inf+"/predictions/m", "x", nil)
+	ts.do(t, "POST", ts.inf+"/predictions/m", "x", nil)
+	ts.do(t, "POST", ts.inf+"/predictions/unknown", "x", nil)
+	f.set(func(f *fakeModels) { f.submitErr = batching.ErrQueueFull })
+	ts.do(t, "POST", ts.inf+"/predictions/m", "x", nil)
+
+	want := map[string]float64{`model="m",code="200"`: 2, `model="m",code="503"`: 1, `model="",code="404"`: 1}
+	for labels, n := range want {
+		parts := strings.Split(labels, ",")
+		model := strings.Trim(strings.TrimPrefix(parts[0], "model="), `"`)
+		code := strings.Trim(strings.TrimPrefix(parts[1], "code="), `"`)
+		if got := testutil.ToFloat64(ts.met.requests.WithLabelValues(model, code)); got != n {
+			t.Errorf("requests{%s} = %v, want %v", labels, got, n)
+		}
+	}
+	if n := testutil.CollectAndCount(ts.met.duration); n != 2 {
+		t.Errorf("%d duration series, want 2 (m and the unknown-model bucket)", n)
+	}
+
+	resp, scrape := ts.do(t, "GET", ts.mgmt+"/metrics", "", nil)
+	if resp.StatusCode != 200 || !bytes.Contains(scrape, []byte(`switchyard_request_duration_seconds_count{model="m"} 3`)) {
+		t.Fatalf("scrape %d:\n%s", resp.StatusCode, scrape)
+	}
+	promtool(t, scrape)
+}
+
+// promtool lints a scrape with Prometheus's own checker when it is there.
+func promtool(t *testing.T, scrape []byte) {
+	t.Helper()
+	path, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool not installed")
+	}
+	cmd := exec.Command(path, "check", "metrics")
+	cmd.Stdin = bytes.NewReader(scrape)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+func TestMetricsRegistrationConflict(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	if _, err := New(Config{InferenceAddr: "127.0.0.1:0", ManagementAddr: "127.0.0.1:0", Registry: reg}, newFake()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(Config{InferenceAddr: "127.0.0.1:0", ManagementAddr: "127.0.0.1:0", Registry: reg}, newFake()); err == nil {
+		t.Error("a second server registered the same collectors")
+	}
+}

@@ -1,0 +1,171 @@
+package frontend
+
+import (
+	"bytes"
+)
+
+// route names one entry of the route tables.
+type route uint8
+
+const (
+	routeNone route = iota
+	// inference table
+	routeInvocations // POST /invocations
+	routeInvoke      // POST /models/{name}/invoke
+	routePredict     // POST /predictions/{name}[/{version}]
+	routeChat        // POST /v1/chat/completions
+	routePing        // GET /ping
+	routeLive        // GET /v2/health/live
+	routeReady       // GET /v2/health/ready
+	// management table
+	routeModels  // GET, POST /models
+	routeModel   // GET, PUT, DELETE /models/{name}
+	routeMetrics // GET /metrics
+)
+
+// plane is a route table; a listener serves one or both.
+type plane uint8
+
+const (
+	planeInference plane = 1 << iota
+	planeManagement
+)
+
+// method is a bit set of HTTP methods.
+type method uint8
+
+const (
+	methodGet method = 1 << iota
+	methodHead
+	methodPost
+	methodPut
+	methodDelete
+	methodOther
+)
+
+// routeSpec is what the tables know about a route.
+type routeSpec struct {
+	plane   plane
+	methods method
+	allow   string
+}
+
+var routeSpecs = [...]routeSpec{
+	routeInvocations: {planeInference, methodPost, "POST"},
+	routeInvoke:      {planeInference, methodPost, "POST"},
+	routePredict:     {planeInference, methodPost, "POST"},
+	routeChat:        {planeInference, methodPost, "POST"},
+	routePing:        {planeInference, methodGet | methodHead, "GET, HEAD"},
+	routeLive:        {planeInference, methodGet | methodHead, "GET, HEAD"},
+	routeReady:       {planeInference, methodGet | methodHead, "GET, HEAD"},
+	routeModels:      {planeManagement, methodGet | methodHead | methodPost, "GET, HEAD, POST"},
+	routeModel:       {planeManagement, methodGet | methodHead | methodPut | methodDelete, "GET, HEAD, PUT, DELETE"},
+	routeMetrics:     {planeManagement, methodGet | methodHead, "GET, HEAD"},
+}
+
+// inferenceRoute reports whether r sends a request to a model.
+func (r route) inferenceRoute() bool {
+	return r == routeInvocations || r == routeInvoke || r == routePredict || r == routeChat
+}
+
+// parseMethod maps a request method to its bit.
+func parseMethod(m []byte) method {
+	switch string(m) {
+	case "GET":
+		return methodGet
+	case "HEAD":
+		return methodHead
+	case "POST":
+		return methodPost
+	case "PUT":
+		return methodPut
+	case "DELETE":
+		return methodDelete
+	}
+	return methodOther
+}
+
+// pathArgs are the variable segments of a matched path.
+type pathArgs struct {
+	name, version []byte
+}
+
+const maxSegments = 4
+
+// splitPath cuts a path into at most maxSegments segments; ok is false when
+// it has more or an empty one. One trailing slash is ignored.
+func splitPath(path []byte) (segs [maxSegments][]byte, n int, ok bool) {
+	path = bytes.TrimPrefix(path, []byte{'/'})
+	if len(path) > 0 && path[len(path)-1] == '/' {
+		path = path[:len(path)-1]
+	}
+	for len(path) > 0 {
+		if n == maxSegments {
+			return segs, 0, false
+		}
+		seg, rest, _ := bytes.Cut(path, []byte{'/'})
+		if len(seg) == 0 {
+			return segs, 0, false
+		}
+		segs[n], n, path = seg, n+1, rest
+	}
+	return segs, n, n > 0
+}
+
+// matchRoute finds the route of path, with its name and version segments.
+func matchRoute(path []byte) (route, pathArgs) {
+	segs, n, ok := splitPath(path)
+	if !ok {
+		return routeNone, pathArgs{}
+	}
+	switch string(segs[0]) {
+	case "invocations":
+		return only(n == 1, routeInvocations), pathArgs{}
+	case "ping":
+		return only(n == 1, routePing), pathArgs{}
+	case "metrics":
+		return only(n == 1, routeMetrics), pathArgs{}
+	case "models":
+		return matchModels(segs, n)
+	case "predictions":
+		return only(n == 2 || n == 3, routePredict), pathArgs{name: segs[1], version: segs[2]}
+	case "v1":
+		return only(n == 3 && string(segs[1]) == "chat" && string(segs[2]) == "completions", routeChat), pathArgs{}
+	case "v2":
+		return matchHealth(segs, n), pathArgs{}
+	}
+	return routeNone, pathArgs{}
+}
+
+func matchModels(segs [maxSegments][]byte, n int) (route, pathArgs) {
+	switch {
+	case n == 1:
+		return routeModels, pathArgs{}
+	case n == 2:
+		return routeModel, pathArgs{name: segs[1]}
+	case n == 3 && string(segs[2]) == "invoke":
+		return routeInvoke, pathArgs{name: segs[1]}
+	}
+	return routeNone, pathArgs{}
+}
+
+func matchHealth(segs [maxSegments][]byte, n int) route {
+	if n != 3 || string(segs[1]) != "health" {
+		return routeNone
+	}
+	switch string(segs[2]) {
+	case "live":
+		return routeLive
+	case "ready":
+		return routeReady
+	}
+	return routeNone
+}
+
+// only returns r when cond holds, else routeNone.
+func only(cond bool, r route) route {
+	if cond {
+		return r
+	}
+	return routeNone
+}

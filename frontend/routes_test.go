@@ -1,0 +1,207 @@
+package frontend
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/switchyard/switchyard/api"
+)
+
+func TestRoutes(t *testing.T) {
+	ts := startServer(t, newFake("m"))
+	long := strings.Repeat("x", maxModelName+1)
+	cases := []struct {
+		name, base, method, path, body string
+		code                           int
+		allow, kind                    string
+	}{
+		{"invocations", "inf", "POST", "/invocations", "hi", 200, "", ""},
+		{"invoke", "inf", "POST", "/models/m/invoke", "hi", 200, "", ""},
+		{"predictions", "inf", "POST", "/predictions/m", "hi", 200, "", ""},
+		{"predictions version", "inf", "POST", "/predictions/m/1.0", "hi", 200, "", ""},
+		{"chat", "inf", "POST", "/v1/chat/completions", `{"model":"m"}`, 200, "", ""},
+		{"ping", "inf", "GET", "/ping", "", 200, "", ""},
+		{"ping head", "inf", "HEAD", "/ping", "", 200, "", ""},
+		{"live", "inf", "GET", "/v2/health/live", "", 200, "", ""},
+		{"ready", "inf", "GET", "/v2/health/ready", "", 200, "", ""},
+		{"trailing slash", "inf", "GET", "/ping/", "", 200, "", ""},
+		{"invocations GET", "inf", "GET", "/invocations", "", 405, "POST", "MethodNotAllowedException"},
+		{"ping DELETE", "inf", "DELETE", "/ping", "", 405, "GET, HEAD", "MethodNotAllowedException"},
+		{"invoke PUT", "inf", "PUT", "/models/m/invoke", "", 405, "POST", "MethodNotAllowedException"},
+		{"models on inference", "inf", "GET", "/models", "", 404, "", "ResourceNotFoundException"},
+		{"metrics on inference", "inf", "GET", "/metrics", "", 404, "", "ResourceNotFoundException"},
+		{"unknown", "inf", "GET", "/nope", "", 404, "", "ResourceNotFoundException"},
+		{"root", "inf", "GET", "/", "", 404, "", "ResourceNotFoundException"},
+		{"too deep", "inf", "POST", "/predictions/m/1/2", "", 404, "", "ResourceNotFoundException"},
+		{"v2 other", "inf", "GET", "/v2/health/dead", "", 404, "", "ResourceNotFoundException"},
+		{"bad name", "inf", "POST", "/predictions/a%21b", "", 400, "", "BadRequestException"},
+		{"bad version", "inf", "POST", "/predictions/m/v%21", "", 400, "", "BadRequestException"},
+		{"long name", "inf", "POST", "/models/" + long + "/invoke", "", 400, "", "BadRequestException"},
+		{"unknown model", "inf", "POST", "/models/zz/invoke", "", 404, "", "ModelNotFoundException"},
+		{"list", "mgmt", "GET", "/models", "", 200, "", ""},
+		{"describe", "mgmt", "GET", "/models/m", "", 200, "", ""},
+		{"describe slash", "mgmt", "GET", "/models/m/", "", 200, "", ""},
+		{"describe unknown", "mgmt", "GET", "/models/zz", "", 404, "", "ModelNotFoundException"},
+		{"describe bad name", "mgmt", "GET", "/models/..", "", 404, "", "ResourceNotFoundException"},
+		{"describe dots", "mgmt", "GET", "/models/a%2A", "", 400, "", "BadRequestException"},
+		{"model PATCH", "mgmt", "PATCH", "/models/m", "", 405, "GET, HEAD, PUT, DELETE", "MethodNotAllowedException"},
+		{"model POST", "mgmt", "POST", "/models/m", "", 405, "GET, HEAD, PUT, DELETE", "MethodNotAllowedException"},
+		{"models DELETE", "mgmt", "DELETE", "/models", "", 405, "GET, HEAD, POST", "MethodNotAllowedException"},
+		{"metrics", "mgmt", "GET", "/metrics", "", 200, "", ""},
+		{"invocations on management", "mgmt", "POST", "/invocations", "", 404, "", "ResourceNotFoundException"},
+		{"ping on management", "mgmt", "GET", "/ping", "", 404, "", "ResourceNotFoundException"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			base := ts.inf
+			if c.base == "mgmt" {
+				base = ts.mgmt
+			}
+			resp, body := ts.do(t, c.method, base+c.path, c.body, nil)
+			if resp.StatusCode != c.code {
+				t.Fatalf("status = %d, want %d (body %s)", resp.StatusCode, c.code, body)
+			}
+			if got := resp.Header.Get("Allow"); got != c.allow {
+				t.Errorf("Allow = %q, want %q", got, c.allow)
+			}
+			if resp.Header.Get("X-Request-Id") == "" {
+				t.Error("no x-request-id")
+			}
+			if c.kind != "" {
+				if p := mustProblem(t, resp, body); p.Type != c.kind {
+					t.Errorf("type = %q, want %q", p.Type, c.kind)
+				}
+			}
+		})
+	}
+}
+
+func TestMatchRoute(t *testing.T) {
+	cases := []struct {
+		path          string
+		want          route
+		name, version string
+	}{
+		{"/invocations", routeInvocations, "", ""},
+		{"/models", routeModels, "", ""},
+		{"/models/", routeModels, "", ""},
+		{"/models/a", routeModel, "a", ""},
+		{"/models/a/invoke", routeInvoke, "a", ""},
+		{"/models/a/other", routeNone, "", ""},
+		{"/predictions/a/2", routePredict, "a", "2"},
+		{"/predictions", routeNone, "", ""},
+		{"/v1/chat/completions", routeChat, "", ""},
+		{"/v1/chat", routeNone, "", ""},
+		{"/v2/health/live", routeLive, "", ""},
+		{"/v2/health/ready/x", routeNone, "", ""},
+		{"//ping", routeNone, "", ""},
+		{"/a/b/c/d/e", routeNone, "", ""},
+		{"", routeNone, "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.path, func(t *testing.T) {
+			got, args := matchRoute([]byte(c.path))
+			if got != c.want || string(args.name) != c.name || string(args.version) != c.version {
+				t.Errorf("matchRoute(%q) = %v %q %q, want %v %q %q", c.path, got, args.name, args.version, c.want, c.name, c.version)
+			}
+		})
+	}
+}
+
+func TestModelSelection(t *testing.T) {
+	two := startServer(t, newFake("a", "langid"))
+	one := startServer(t, newFake("solo"))
+	none := startServer(t, newFake())
+	cases := []struct {
+		name  string
+		ts    *testServer
+		query string
+		hdr   map[string]string
+		code  int
+		model string
+	}{
+		{"sagemaker header, archive suffix", two, "", map[string]string{"X-Amzn-SageMaker-Target-Model": "langid.tar.gz"}, 200, "langid"},
+		{"target header", two, "", map[string]string{"X-Target-Model": "a"}, 200, "a"},
+		{"sagemaker header beats query", two, "?model_name=a", map[string]string{"X-Amzn-SageMaker-Target-Model": "langid"}, 200, "langid"},
+		{"query", two, "?model_name=a", nil, 200, "a"},
+		{"model_name header", two, "", map[string]string{"model_name": "langid"}, 200, "langid"},
+		{"query beats model_name header", two, "?model_name=a", map[string]string{"model_name": "langid"}, 200, "a"},
+		{"two models, none named", two, "", nil, 400, ""},
+		{"unknown model", two, "?model_name=zz", nil, 404, ""},
+		{"invalid name", two, "", map[string]string{"X-Target-Model": "a/b"}, 400, ""},
+		{"the only model", one, "", nil, 200, "solo"},
+		{"no models", none, "", nil, 400, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			resp, body := c.ts.do(t, "POST", c.ts.inf+"/invocations"+c.query, "x", c.hdr)
+			if resp.StatusCode != c.code {
+				t.Fatalf("status = %d, want %d (%s)", resp.StatusCode, c.code, body)
+			}
+			if c.code != 200 {
+				mustProblem(t, resp, body)
+				return
+			}
+			if got := resp.Header.Get("X-Model"); got != c.model {
+				t.Errorf("model = %q, want %q", got, c.model)
+			}
+		})
+	}
+	t.Run("message", func(t *testing.T) {
+		resp, body := two.do(t, "POST", two.inf+"/invocations", "", nil)
+		if p := mustProblem(t, resp, body); p.Message != "Parameter model_name is required." {
+			t.Errorf("message = %q", p.Message)
+		}
+	})
+}
+
+func TestChatModel(t *testing.T) {
+	ts := startServer(t, newFake("a", "b"))
+	cases := []struct {
+		name, body, query string
+		code              int
+		model             string
+	}{
+		{"body model", `{"model":"b","messages":[]}`, "", 200, "b"},
+		{"hub id falls back to query", `{"model":"org/llama"}`, "?model_name=a", 200, "a"},
+		{"no model, two registered", `{"messages":[]}`, "", 400, ""},
+		{"not JSON", `nope`, "", 400, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			resp, body := ts.do(t, "POST", ts.inf+"/v1/chat/completions"+c.query, c.body, nil)
+			if resp.StatusCode != c.code {
+				t.Fatalf("status = %d, want %d (%s)", resp.StatusCode, c.code, body)
+			}
+			if c.code == http.StatusOK && resp.Header.Get("X-Model") != c.model {
+				t.Errorf("model = %q, want %q", resp.Header.Get("X-Model"), c.model)
+			}
+		})
+	}
+}
+
+// panicky is a registry whose Health panics.
+type panicky struct{ *fakeModels }
+
+func (panicky) Health() map[string]api.ModelHealth { panic("registry bug") }
+
+func TestPanicBecomes500(t *testing.T) {
+	f := panicky{newFake("m")}
+	core, logs := observer.New(zap.ErrorLevel)
+	ts := startServer(t, f, func(c *Config) { c.Logger = zap.New(core) })
+	ts.logs = logs
+	resp, body := ts.do(t, "GET", ts.inf+"/ping", "", map[string]string{"X-Request-Id": "p-1"})
+	if p := mustProblem(t, resp, body); p.Code != 500 || !strings.Contains(p.Message, "registry bug") {
+		t.Errorf("problem = %+v", p)
+	}
+	if resp.Header.Get("X-Request-Id") != "p-1" || ts.panics() != 1 {
+		t.Errorf("x-request-id %q, %d panics logged", resp.Header.Get("X-Request-Id"), ts.panics())
+	}
+	if resp, _ := ts.do(t, "POST", ts.inf+"/invocations", "x", nil); resp.StatusCode != 200 {
+		t.Errorf("server unusable after a panic: %d", resp.StatusCode)
+	}
+}
