@@ -1,0 +1,17 @@
+// Package pyruntime ships switchyard's Python worker runtime inside the Go
+// binary and unpacks it to a cache folder, where the front-end starts it as
+// the engine of each model worker.
+//
+// The runtime (the python folder next to this file) is embedded in the
+// binary. Unpack writes it once per content hash into
+// <cache>/switchyard-runtime-<hash[:16]>: a folder that already holds every
+// file with the right bytes is reused, a damaged or partial one is replaced,
+// and a new tree is written into a temporary sibling and renamed into place,
+// so two servers sharing a cache never see half a tree. Workers are then
+// started as
+//
+//	<python> <Runtime.Engine> --sock-type unix --sock-name <sock> --model-dir <dir> --device-id <n>
+//
+// with Runtime.PythonPath first on PYTHONPATH. The wire protocol the engine
+// speaks is described in docs/protocol.md.
+package pyruntime

@@ -1,0 +1,5 @@
+"""djl_python.inputs: the request object."""
+
+from switchyard_runtime.inputs import Input
+
+__all__ = ["Input"]

@@ -1,0 +1,69 @@
+"""Command line, logging and the parent watch."""
+
+import io
+import logging
+import threading
+import unittest
+
+from switchyard_runtime import cli
+
+TIMEOUT = 60
+
+
+class ArgsTest(unittest.TestCase):
+    def test_parse(self):
+        args, ignored = cli.parse_args(["--sock-type", "unix", "--sock-name", "/tmp/s", "--model-dir", "/m",
+                                        "--device-id", "2", "--entry-point", "x.py", "--log-level", "debug",
+                                        "--tensor-parallel-degree", "4", "--async-mode"])
+        self.assertEqual((args.sock_name, args.model_dir, args.device_id, args.entry_point, args.log_level),
+                         ("/tmp/s", "/m", "2", "x.py", "debug"))
+        self.assertEqual(ignored, ["--tensor-parallel-degree", "4", "--async-mode"])
+
+    def test_defaults(self):
+        args, _ = cli.parse_args(["--model-dir", "/m"])
+        self.assertEqual((args.sock_type, args.device_id, args.entry_point, args.log_level),
+                         ("unix", "-1", None, "info"))
+
+    def test_log_levels(self):
+        cases = [("trace", logging.DEBUG), ("DEBUG", logging.DEBUG), ("info", logging.INFO),
+                 ("warn", logging.WARNING), ("error", logging.ERROR), ("fatal", logging.CRITICAL),
+                 ("bogus", logging.INFO), (None, logging.INFO)]
+        for name, level in cases:
+            with self.subTest(name):
+                self.assertEqual(cli.log_level(name), level)
+
+    def test_setup_logging(self):
+        root = logging.getLogger()
+        saved = root.handlers[:], root.level
+        self.addCleanup(lambda: (setattr(root, "handlers", saved[0]), root.setLevel(saved[1])))
+        out = io.StringIO()
+        cli.setup_logging("warn", out)
+        logging.getLogger("sytest").warning("hello %s", "there")
+        logging.getLogger("sytest").info("hidden")
+        self.assertEqual(out.getvalue(), "WARNING sytest: hello there\n")
+
+
+class ParentWatchTest(unittest.TestCase):
+    def test_orphaned(self):
+        parent = [100]
+        watch = cli.ParentWatch(getppid=lambda: parent[0], on_orphan=lambda: None)
+        self.assertFalse(watch.orphaned())
+        parent[0] = 1
+        self.assertTrue(watch.orphaned())
+
+    def test_thread_calls_on_orphan(self):
+        parent = [100]
+        fired = threading.Event()
+        watch = cli.ParentWatch(interval=0.001, getppid=lambda: parent[0], on_orphan=fired.set).start()
+        self.addCleanup(watch.stop)
+        parent[0] = 1
+        self.assertTrue(fired.wait(TIMEOUT))
+
+    def test_stop(self):
+        watch = cli.ParentWatch(interval=3600, on_orphan=self.fail).start()
+        watch.stop()
+        self.assertFalse(watch._thread.is_alive())
+
+
+if __name__ == "__main__":
+    unittest.main()
