@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/switchyard/switchyard/frontend"
+	"github.com/switchyard/switchyard/gpu"
+	"github.com/switchyard/switchyard/properties"
+	"github.com/switchyard/switchyard/worker"
+	"github.com/switchyard/switchyard/worker/pyruntime"
+)
+
+// serve runs the server until SIGINT or SIGTERM.
+func serve(ctx context.Context, args []string, _, stderr io.Writer) error {
+	srv, level, err := serverConfig(args, stderr, properties.OSEnv())
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(stderr, level)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	defer func() { _ = log.Sync() }()
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := serveWith(ctx, srv, level, log); err != nil {
+		log.Error("server stopped", zap.Error(err))
+		return err
+	}
+	return nil
+}
+
+// serverConfig reads config.properties with the flags applied as the
+// SERVING_* overrides they stand for, so flags win over the environment,
+// which wins over the file.
+func serverConfig(args []string, stderr io.Writer, env properties.Env) (*properties.Server, string, error) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	config := fs.String("config", "", "path of config.properties")
+	level := fs.String("log-level", "info", "debug, info, warn or error")
+	over := map[string]*string{
+		"SERVING_MODEL_STORE":        fs.String("model-store", "", "folder of model folders (model_store)"),
+		"SERVING_LOAD_MODELS":        fs.String("models", "", "models to load at start: ALL, NONE or [name=]path,... (load_models)"),
+		"SERVING_INFERENCE_ADDRESS":  fs.String("inference-address", "", "inference listener, e.g. http://127.0.0.1:8080"),
+		"SERVING_MANAGEMENT_ADDRESS": fs.String("management-address", "", "management listener, e.g. http://127.0.0.1:8084"),
+	}
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return nil, "", err
+	}
+	if fs.NArg() > 0 {
+		return nil, "", fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	merged := properties.Env{}
+	for k, v := range env {
+		merged[k] = v
+	}
+	for k, v := range over {
+		if *v != "" {
+			merged[k] = *v
+		}
+	}
+	srv, err := properties.LoadServer(*config, merged)
+	if err != nil {
+		return nil, "", err
+	}
+	return srv, *level, nil
+}
+
+// serveWith wires the parts and runs them until ctx ends: the HTTP
+// front-end and the model registry are the two members of one errgroup.
+func serveWith(ctx context.Context, srv *properties.Server, level string, log *zap.Logger) error {
+	engine, pypath, err := workerEngine(srv)
+	if err != nil {
+		return err
+	}
+	info := gpu.New(log)
+	defer func() { _ = info.Close() }()
+	metrics := prometheus.NewRegistry()
+	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg, err := worker.NewRegistry(worker.Config{
+		Server: srv, Env: properties.OSEnv(), Engine: engine, PythonPath: pypath, GPU: info,
+		Logger: log, Registerer: metrics, LogLevel: level, CacheDir: pyruntime.DefaultCacheDir(),
+	})
+	if err != nil {
+		return err
+	}
+	if n, err := worker.CleanStaleSockets(srv.SocketDir); err != nil || n > 0 {
+		log.Info("stale worker sockets removed", zap.Int("count", n), zap.Error(err))
+	}
+	fe, err := newFrontend(srv, reg, metrics, log)
+	if err != nil {
+		return err
+	}
+	if err := fe.Listen(); err != nil {
+		return err
+	}
+	log.Info("switchyard listening", zap.String("inference", fe.InferenceAddr()), zap.String("management", fe.ManagementAddr()))
+	if err := reg.LoadStartup(srv.LoadModels); err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return fe.Serve(gctx) })
+	g.Go(func() error { return shutdownAfter(gctx, reg, srv.ShutdownGrace, log) })
+	return g.Wait()
+}
+
+// shutdownAfter waits for ctx to end, then stops the registry within grace.
+func shutdownAfter(ctx context.Context, reg *worker.Registry, grace time.Duration, log *zap.Logger) error {
+	<-ctx.Done()
+	log.Info("shutting down", zap.Duration("grace", grace))
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	return reg.Shutdown(sctx)
+}
+
+func newFrontend(srv *properties.Server, reg *worker.Registry, metrics *prometheus.Registry, log *zap.Logger) (*frontend.Server, error) {
+	inf, err := srv.InferenceListen()
+	if err != nil {
+		return nil, err
+	}
+	mgmt, err := srv.ManagementListen()
+	if err != nil {
+		return nil, err
+	}
+	return frontend.New(frontend.Config{
+		InferenceAddr: inf, ManagementAddr: mgmt,
+		MaxRequestSize: int(srv.MaxRequestSize), ThrottleCode: srv.ThrottleErrorHTTPCode,
+		ShutdownTimeout: srv.ShutdownGrace, Logger: log, Registry: metrics,
+	}, reg)
+}
+
+// workerEngine returns the engine script the workers run and the folders
+// their PYTHONPATH starts with: python_engine when set (DJL's
+// djl_python_engine.py, say), else the built-in runtime unpacked to the cache.
+func workerEngine(srv *properties.Server) (string, []string, error) {
+	if srv.PythonEngine != "" {
+		return srv.PythonEngine, []string{filepath.Dir(srv.PythonEngine)}, nil
+	}
+	rt, err := pyruntime.Unpack(pyruntime.DefaultCacheDir())
+	if err != nil {
+		return "", nil, err
+	}
+	return rt.Engine, []string{rt.PythonPath}, nil
+}

@@ -1,0 +1,114 @@
+package worker
+
+import (
+	"slices"
+	"time"
+
+	"github.com/switchyard/switchyard/api"
+)
+
+// Worker states shown in describe records and metrics.
+const (
+	workerStarting = "STARTING"
+	workerReady    = "READY"
+	workerBusy     = "BUSY"
+	workerBackoff  = "BACKOFF"
+	workerStopping = "STOPPING"
+)
+
+// group is a model's workers on one device. Its fields are guarded by the
+// model's mutex.
+type group struct {
+	m        *Model
+	device   api.Device
+	min, max int
+	workers  []*run
+}
+
+// isGPU reports whether the group's workers run on a GPU.
+func (g *group) isGPU() bool { return g.device.DeviceType == "gpu" }
+
+func (g *group) minWorkers() int { return g.min }
+
+// live counts workers that can take requests.
+func (g *group) live() int {
+	n := 0
+	for _, w := range g.workers {
+		if s := w.getState(); s == workerReady || s == workerBusy {
+			n++
+		}
+	}
+	return n
+}
+
+// permanent counts the workers that stay (not temporary) and are not stopping.
+func (g *group) permanent() int {
+	n := 0
+	for _, w := range g.workers {
+		if !w.temporary && !w.stopping() {
+			n++
+		}
+	}
+	return n
+}
+
+// active counts workers that are not stopping.
+func (g *group) active() int {
+	n := 0
+	for _, w := range g.workers {
+		if !w.stopping() {
+			n++
+		}
+	}
+	return n
+}
+
+// starting reports whether a worker of the group is still starting.
+func (g *group) starting() bool {
+	for _, w := range g.workers {
+		if w.getState() == workerStarting && !w.stopping() {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *group) remove(w *run) {
+	g.workers = slices.DeleteFunc(g.workers, func(x *run) bool { return x == w })
+}
+
+// figures are the per-process numbers a describe record shows.
+type figures struct {
+	gpuMiB map[int]int64 // by pid; nil when there is no GPU
+}
+
+// record builds the group's part of a describe record.
+func (g *group) record(f figures) api.WorkerGroup {
+	g.m.mu.Lock()
+	min, max := g.min, g.max
+	workers := append([]*run(nil), g.workers...)
+	g.m.mu.Unlock()
+	rec := api.WorkerGroup{Device: g.device, MinWorkers: min, MaxWorkers: max, Workers: []api.WorkerRecord{}}
+	for _, w := range workers {
+		rec.Workers = append(rec.Workers, w.record(f))
+	}
+	return rec
+}
+
+// record describes one worker.
+func (w *run) record(f figures) api.WorkerRecord {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	rec := api.WorkerRecord{ID: w.id, Status: w.state, Temporary: w.temporary, StartTime: w.began}
+	if w.proc == nil {
+		return rec
+	}
+	pid := w.proc.PID()
+	rec.PID, rec.Socket, rec.StartTime = pid, w.proc.Socket(), w.proc.Started().UTC().Truncate(time.Millisecond)
+	rec.RSSMiB = rssMiB(pid)
+	if f.gpuMiB != nil && w.g.isGPU() {
+		v := f.gpuMiB[pid]
+		rec.GPUMemoryMiB = &v
+	}
+	return rec
+}

@@ -1,0 +1,206 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/batching"
+)
+
+// serve feeds the process from the model's queue until the worker is asked
+// to stop, goes idle (temporary workers), or the process dies.
+func (w *run) serve(p *Process) exit {
+	ctx, cancel := untilExit(w.ctx, p)
+	defer cancel()
+	if w.g.m.rollingMode() {
+		return w.serveRolling(ctx, p)
+	}
+	return w.serveBatches(ctx, p)
+}
+
+// untilExit returns a context that ends with parent or when p exits.
+func untilExit(parent context.Context, p *Process) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	go func() {
+		select {
+		case <-p.Done():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// serveBatches is the dynamic-batching loop: take a batch, send it, answer it.
+func (w *run) serveBatches(ctx context.Context, p *Process) exit {
+	m := w.g.m
+	for {
+		jobs, err := w.next(ctx, m.cfg.BatchSize, m.cfg.MaxBatchDelay)
+		if err != nil {
+			return w.why(p, nil)
+		}
+		w.busy()
+		perr := w.dispatch(p, jobs)
+		w.idle()
+		if perr != nil || processExited(p) {
+			return w.why(p, perr)
+		}
+	}
+}
+
+// next takes the next batch. A temporary worker gives up after max_idle_time
+// without work.
+func (w *run) next(ctx context.Context, max int, delay time.Duration) ([]*batching.Job, error) {
+	if w.temporary {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, w.idleSince().Add(w.g.m.cfg.MaxIdleTime))
+		defer cancel()
+	}
+	return w.g.m.currentQueue().Next(ctx, max, delay)
+}
+
+// why tells a stop from a death once serving ends.
+func (w *run) why(p *Process, perr error) exit {
+	if errors.Is(perr, api.ErrPredictTimeout) {
+		return exitTimeout
+	}
+	if processExited(p) && w.ctx.Err() == nil {
+		return exitDied
+	}
+	return exitStopped
+}
+
+func processExited(p *Process) bool {
+	select {
+	case <-p.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// dispatch sends one batch and answers every job in it. It returns the
+// worker-level error, if any, after failing the jobs with it.
+func (w *run) dispatch(p *Process, jobs []*batching.Job) error {
+	m := w.g.m
+	m.reg.metrics.dispatched(m.name, jobs)
+	ctx := m.reg.ctx // a stop lets the batch finish; only a forced shutdown cuts it
+	if len(jobs) == 1 {
+		resp, err := p.Predict(ctx, &jobs[0].Input)
+		return answer(ctx, p, jobs[0], resp, err)
+	}
+	ins := make([]*batching.Input, len(jobs))
+	for i, j := range jobs {
+		ins[i] = &j.Input
+	}
+	results, err := p.PredictBatch(ctx, ins)
+	if err != nil {
+		failAll(jobs, err)
+		return err
+	}
+	for i, j := range jobs {
+		_ = answer(ctx, p, j, results[i].Resp, results[i].Err)
+	}
+	return nil
+}
+
+// answer gives a job its response; a streamed response keeps the worker busy
+// until the stream ends.
+func answer(ctx context.Context, p *Process, j *batching.Job, resp *batching.Response, err error) error {
+	if err != nil {
+		j.Fail(err)
+		return err
+	}
+	j.Finish(resp)
+	if resp.Stream != nil {
+		return p.WaitIdle(ctx)
+	}
+	return nil
+}
+
+func failAll(jobs []*batching.Job, err error) {
+	for _, j := range jobs {
+		j.Fail(err)
+	}
+}
+
+func (w *run) busy() {
+	w.mu.Lock()
+	w.state, w.lastActive = workerBusy, time.Now()
+	w.mu.Unlock()
+}
+
+func (w *run) idle() {
+	w.mu.Lock()
+	w.state, w.lastActive = workerReady, time.Now()
+	w.mu.Unlock()
+}
+
+func (w *run) idleSince() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.lastActive
+}
+
+// serveRolling is the rolling-batch loop: requests go to the worker as they
+// arrive, up to max_rolling_batch_size in flight, each tagged with its own
+// tracking id.
+func (w *run) serveRolling(ctx context.Context, p *Process) exit {
+	m := w.g.m
+	slots := make(chan struct{}, max(1, m.cfg.MaxRollingBatchSize))
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		if !acquire(ctx, slots) {
+			return w.why(p, nil)
+		}
+		jobs, err := w.next(ctx, 1+cap(slots)-len(slots), 0)
+		if err != nil {
+			<-slots
+			return w.why(p, nil)
+		}
+		for range len(jobs) - 1 {
+			slots <- struct{}{} // next never takes more than are free
+		}
+		m.reg.metrics.dispatched(m.name, jobs)
+		w.busy()
+		for _, j := range jobs {
+			wg.Add(1)
+			go w.track(p, j, func() { <-slots; w.touch(len(slots)); wg.Done() })
+		}
+	}
+}
+
+// acquire takes one slot, or reports false when ctx ends first.
+func acquire(ctx context.Context, slots chan struct{}) bool {
+	select {
+	case slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// track sends one job as a tracked request and answers it; done runs once
+// the request has ended on the worker.
+func (w *run) track(p *Process, j *batching.Job, done func()) {
+	resp, err := p.Track(j.Context(), w.g.m.reg.trackingID(), &j.Input, done)
+	if err != nil {
+		j.Fail(err)
+		return
+	}
+	j.Finish(resp)
+}
+
+// touch records activity; with no request in flight the worker is idle.
+func (w *run) touch(inFlight int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.lastActive = time.Now()
+	if inFlight == 0 && w.state == workerBusy {
+		w.state = workerReady
+	}
+}

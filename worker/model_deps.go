@@ -1,0 +1,113 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Requirements of a model folder.
+const (
+	requirementsFile = "requirements.txt"
+	wheelsDir        = "wheels"
+	pipTimeout       = 10 * time.Minute
+	pipTailLines     = 12
+)
+
+// prepareDeps installs the model folder's requirements.txt with pip into a
+// folder of its own, once per content of the requirements and wheels, and
+// puts that folder on the workers' path. A failed install fails the load
+// with pip's last lines.
+func (m *Model) prepareDeps() error {
+	req := filepath.Join(m.cfg.Dir, requirementsFile)
+	if _, err := os.Stat(req); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	key, err := depsKey(m.cfg.Dir)
+	if err != nil {
+		return fmt.Errorf("worker: model %s: %w", m.name, err)
+	}
+	target := filepath.Join(m.reg.depsRoot(), m.name+"-"+key)
+	if _, err := os.Stat(filepath.Join(target, ".complete")); err == nil {
+		m.deps = target
+		return nil
+	}
+	if err := m.pipInstall(req, target); err != nil {
+		return err
+	}
+	m.deps = target
+	return nil
+}
+
+// pipInstall runs pip into a temporary folder and renames it into place.
+func (m *Model) pipInstall(req, target string) error {
+	tmp := target + ".tmp"
+	_ = os.RemoveAll(tmp)
+	args := []string{"-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--target", tmp, "-r", req}
+	if fi, err := os.Stat(filepath.Join(m.cfg.Dir, wheelsDir)); err == nil && fi.IsDir() {
+		args = append(args, "--no-index", "--find-links", filepath.Join(m.cfg.Dir, wheelsDir))
+	}
+	ctx, cancel := context.WithTimeout(m.ctx, pipTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, m.cfg.PythonExecutable, args...)
+	cmd.Dir = m.cfg.Dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	m.reg.log.Info("installing requirements", zap.String("model", m.name), zap.Strings("args", args))
+	if err := cmd.Run(); err != nil {
+		_ = os.RemoveAll(tmp)
+		return fmt.Errorf("worker: model %s: pip install -r requirements.txt failed (%w):\n%s", m.name, err, lastLines(out.String(), pipTailLines))
+	}
+	if err := os.WriteFile(filepath.Join(tmp, ".complete"), nil, 0o644); err != nil {
+		return err
+	}
+	_ = os.RemoveAll(target)
+	return os.Rename(tmp, target)
+}
+
+// depsKey hashes requirements.txt and the names and sizes of the wheels.
+func depsKey(dir string) (string, error) {
+	h := sha256.New()
+	f, err := os.Open(filepath.Join(dir, requirementsFile))
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	wheels, _ := os.ReadDir(filepath.Join(dir, wheelsDir))
+	for _, w := range wheels {
+		if info, err := w.Info(); err == nil {
+			fmt.Fprintf(h, "\n%s %d", w.Name(), info.Size())
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// extraPath is what the model adds to its workers' PYTHONPATH.
+func (m *Model) extraPath() []string {
+	if m.deps == "" {
+		return nil
+	}
+	return []string{m.deps}
+}

@@ -1,0 +1,248 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/gpu"
+	"github.com/switchyard/switchyard/properties"
+)
+
+// Config is what a Registry needs.
+type Config struct {
+	Server     *properties.Server    // server settings and model defaults
+	Env        properties.Env        // environment for OPTION_* overrides
+	Engine     string                // the worker engine script
+	PythonPath []string              // folders put first on each worker's PYTHONPATH
+	GPU        gpu.Info              // device figures; a CPU-only Info when there is no driver
+	Logger     *zap.Logger           //
+	Registerer prometheus.Registerer // queue and worker metrics go here
+	LogLevel   string                // the workers' --log-level
+	CacheDir   string                // models' pip requirements are installed below it
+}
+
+// Registry is the set of registered models: it ties each model's
+// configuration, queue and worker groups together. It implements the
+// front-end's Models interface.
+type Registry struct {
+	cfg     Config
+	log     *zap.Logger
+	metrics *metrics
+	ctx     context.Context // canceled by a forced shutdown
+	cancel  context.CancelFunc
+	devices deviceLocks
+	ids     atomic.Int64
+
+	mu       sync.RWMutex
+	models   map[string]*Model
+	closed   bool
+	gpuCount int
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry(cfg Config) (*Registry, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.GPU == nil {
+		cfg.GPU = gpu.New(cfg.Logger)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &Registry{cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel, models: map[string]*Model{}}
+	devs, err := cfg.GPU.Devices()
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("worker: list gpus: %w", err)
+	}
+	r.gpuCount = len(devs)
+	r.metrics, err = newMetrics(r, cfg.Registerer)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return r, nil
+}
+
+// lookup returns the model called name.
+func (r *Registry) lookup(name string) (*Model, error) {
+	r.mu.RLock()
+	m := r.models[name]
+	r.mu.RUnlock()
+	if m == nil {
+		return nil, fmt.Errorf("%w: %s", api.ErrModelNotFound, name)
+	}
+	return m, nil
+}
+
+// Submit queues a job for the named model. Once it returns nil the job will
+// be answered exactly once.
+func (r *Registry) Submit(name string, j *batching.Job) error {
+	m, err := r.lookup(name)
+	if err != nil {
+		return err
+	}
+	return m.submit(j)
+}
+
+// Names returns the registered model names, sorted.
+func (r *Registry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	names := make([]string, 0, len(r.models))
+	for n := range r.models {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// snapshot returns the registered models sorted by name.
+func (r *Registry) snapshot() []*Model {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	ms := make([]*Model, 0, len(r.models))
+	for _, m := range r.models {
+		ms = append(ms, m)
+	}
+	slices.SortFunc(ms, func(a, b *Model) int { return cmpString(a.name, b.name) })
+	return ms
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// List returns one summary per model, sorted by name.
+func (r *Registry) List() []api.ModelSummary {
+	ms := r.snapshot()
+	out := make([]api.ModelSummary, len(ms))
+	for i, m := range ms {
+		out[i] = api.ModelSummary{ModelName: m.name, ModelURL: m.url, Status: m.status()}
+	}
+	return out
+}
+
+// Describe returns the named model's record.
+func (r *Registry) Describe(name string) (api.ModelRecord, error) {
+	m, err := r.lookup(name)
+	if err != nil {
+		return api.ModelRecord{}, err
+	}
+	return m.record(), nil
+}
+
+// Health returns every model's status for /ping.
+func (r *Registry) Health() map[string]api.ModelHealth {
+	out := map[string]api.ModelHealth{}
+	for _, m := range r.snapshot() {
+		h := api.ModelHealth{Status: m.status()}
+		if bad, why := m.failed(); bad {
+			h.Error = firstLine(why)
+		}
+		out[m.name] = h
+	}
+	return out
+}
+
+// figures reads the per-process GPU memory once for a describe record.
+func (r *Registry) figures() figures {
+	if r.gpuCount == 0 {
+		return figures{}
+	}
+	procs, err := r.cfg.GPU.Processes()
+	if err != nil {
+		r.log.Debug("gpu processes", zap.Error(err))
+		return figures{gpuMiB: map[int]int64{}}
+	}
+	f := figures{gpuMiB: map[int]int64{}}
+	for _, p := range procs {
+		f.gpuMiB[p.PID] += int64(p.UsedMiB)
+	}
+	return f
+}
+
+// trackingID returns a request_tracking_id unique in this process.
+func (r *Registry) trackingID() string {
+	return strconv.FormatInt(r.ids.Add(1), 10)
+}
+
+func (r *Registry) retryThreshold() int {
+	if n := r.cfg.Server.RetryThreshold; n > 0 {
+		return n
+	}
+	return 3
+}
+
+func (r *Registry) stopGrace() time.Duration { return 5 * time.Second }
+
+// depsRoot is the folder below which models' requirements are installed.
+func (r *Registry) depsRoot() string {
+	dir := r.cfg.CacheDir
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "switchyard-cache")
+	}
+	return filepath.Join(dir, "models")
+}
+
+func msec(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+func sec(n int) time.Duration { return time.Duration(n) * time.Second }
+
+// spec is the command line and settings of one worker of m on device.
+func (r *Registry) spec(m *Model, device int) Spec {
+	return Spec{
+		Model:          m.name,
+		ModelDir:       m.cfg.Dir,
+		Python:         m.cfg.PythonExecutable,
+		Engine:         r.cfg.Engine,
+		PythonPath:     append(slices.Clone(r.cfg.PythonPath), m.extraPath()...),
+		EntryPoint:     m.cfg.EntryPoint,
+		DeviceID:       device,
+		LogLevel:       r.cfg.LogLevel,
+		SocketDir:      r.cfg.Server.SocketDir,
+		InitProps:      initProps(m.cfg),
+		LoadTimeout:    m.cfg.ModelLoadingTimeout,
+		PredictTimeout: m.cfg.PredictTimeout,
+		StopGrace:      r.stopGrace(),
+		MaxItem:        int(r.cfg.Server.MaxRequestSize),
+		Logger:         r.log,
+	}
+}
+
+// initProps converts the model's worker properties for the wire.
+func initProps(cfg *properties.Model) []batching.Prop {
+	props := cfg.WorkerProps()
+	out := make([]batching.Prop, len(props))
+	for i, p := range props {
+		out[i] = batching.Prop{Key: p.Key, Value: p.Value}
+	}
+	return out
+}
+
+// initProp returns one property of a worker's initialization reply.
+func initProp(p *Process, key string) string {
+	for _, kv := range p.InitProps() {
+		if kv.Key == key {
+			return kv.Value
+		}
+	}
+	return ""
+}

@@ -1,0 +1,171 @@
+package worker
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/switchyard/switchyard/batching"
+)
+
+const mib = 1 << 20
+
+// metrics holds the registry's Prometheus series. Per-model gauges are read
+// from the registry at scrape time, so an unregistered model's series vanish
+// with it; the histograms and counters are deleted by forget.
+type metrics struct {
+	r         *Registry
+	queueWait *prometheus.HistogramVec
+	batchSize *prometheus.HistogramVec
+	restarts  *prometheus.CounterVec
+
+	queueDepth, queueCap, dropped *prometheus.Desc
+	workers, workerRSS, workerGPU *prometheus.Desc
+	gpuUsed, gpuTotal, gpuUtil    *prometheus.Desc
+}
+
+func newMetrics(r *Registry, reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		r: r,
+		queueWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "switchyard_queue_wait_seconds", Help: "Time requests waited in the model's queue before a worker took them.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 10),
+		}, []string{"model"}),
+		batchSize: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "switchyard_batch_size_requests", Help: "Requests per batch sent to a worker.",
+			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128},
+		}, []string{"model"}),
+		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchyard_worker_restarts_total", Help: "Worker processes restarted after they died or timed out.",
+		}, []string{"model"}),
+		queueDepth: prometheus.NewDesc("switchyard_queue_depth_requests", "Requests waiting in the model's queue.", []string{"model"}, nil),
+		queueCap:   prometheus.NewDesc("switchyard_queue_capacity_requests", "Bound of the model's queue (job_queue_size).", []string{"model"}, nil),
+		dropped:    prometheus.NewDesc("switchyard_queue_dropped_total", "Requests answered without reaching a worker, by reason.", []string{"model", "reason"}, nil),
+		workers:    prometheus.NewDesc("switchyard_worker_processes", "Worker processes by model, device and state.", []string{"model", "device", "state"}, nil),
+		workerRSS:  prometheus.NewDesc("switchyard_worker_rss_bytes", "Resident memory of a worker process.", []string{"model", "worker"}, nil),
+		workerGPU:  prometheus.NewDesc("switchyard_worker_gpu_memory_bytes", "GPU memory used by a worker process (NVML).", []string{"model", "worker", "device"}, nil),
+		gpuUsed:    prometheus.NewDesc("switchyard_gpu_memory_used_bytes", "Memory used on a GPU.", []string{"device"}, nil),
+		gpuTotal:   prometheus.NewDesc("switchyard_gpu_memory_total_bytes", "Memory of a GPU.", []string{"device"}, nil),
+		gpuUtil:    prometheus.NewDesc("switchyard_gpu_utilization_ratio", "GPU utilization, 0 to 1.", []string{"device"}, nil),
+	}
+	if reg == nil {
+		return m, nil
+	}
+	for _, c := range []prometheus.Collector{m.queueWait, m.batchSize, m.restarts, m} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("worker: register metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// queued notes a job entering a model's queue (the depth is read at scrape).
+func (m *metrics) queued(string) {}
+
+// dispatched records a batch leaving the queue.
+func (m *metrics) dispatched(model string, jobs []*batching.Job) {
+	now := time.Now()
+	h := m.queueWait.WithLabelValues(model)
+	for _, j := range jobs {
+		h.Observe(now.Sub(j.Created()).Seconds())
+	}
+	m.batchSize.WithLabelValues(model).Observe(float64(len(jobs)))
+}
+
+// restarted counts a worker restart.
+func (m *metrics) restarted(model string) { m.restarts.WithLabelValues(model).Inc() }
+
+// forget deletes an unregistered model's series.
+func (m *metrics) forget(model string) {
+	m.queueWait.DeleteLabelValues(model)
+	m.batchSize.DeleteLabelValues(model)
+	m.restarts.DeleteLabelValues(model)
+}
+
+// Describe sends the descriptors of the series read at scrape time.
+func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{m.queueDepth, m.queueCap, m.dropped, m.workers, m.workerRSS, m.workerGPU, m.gpuUsed, m.gpuTotal, m.gpuUtil} {
+		ch <- d
+	}
+}
+
+// Collect reads queues, workers and devices now.
+func (m *metrics) Collect(ch chan<- prometheus.Metric) {
+	for _, model := range m.r.snapshot() {
+		m.collectModel(ch, model)
+	}
+	m.collectDevices(ch)
+}
+
+func (m *metrics) collectModel(ch chan<- prometheus.Metric, model *Model) {
+	q := model.currentQueue()
+	st := q.Stats()
+	ch <- prometheus.MustNewConstMetric(m.queueDepth, prometheus.GaugeValue, float64(q.Len()), model.name)
+	ch <- prometheus.MustNewConstMetric(m.queueCap, prometheus.GaugeValue, float64(q.Cap()), model.name)
+	ch <- prometheus.MustNewConstMetric(m.dropped, prometheus.CounterValue, float64(st.Dropped), model.name, "client_gone")
+	ch <- prometheus.MustNewConstMetric(m.dropped, prometheus.CounterValue, float64(st.Expired), model.name, "expired")
+	ch <- prometheus.MustNewConstMetric(m.dropped, prometheus.CounterValue, float64(st.Rejected), model.name, "queue_full")
+	counts := map[[2]string]int{}
+	for _, g := range model.record().WorkerGroups {
+		dev := deviceLabel(g.Device.DeviceType, g.Device.DeviceID)
+		for _, w := range g.Workers {
+			counts[[2]string{dev, w.Status}]++
+			id := strconv.Itoa(w.ID)
+			if w.PID != 0 {
+				ch <- prometheus.MustNewConstMetric(m.workerRSS, prometheus.GaugeValue, float64(w.RSSMiB*mib), model.name, id)
+			}
+			if w.GPUMemoryMiB != nil {
+				ch <- prometheus.MustNewConstMetric(m.workerGPU, prometheus.GaugeValue, float64(*w.GPUMemoryMiB*mib), model.name, id, dev)
+			}
+		}
+	}
+	for k, n := range counts {
+		ch <- prometheus.MustNewConstMetric(m.workers, prometheus.GaugeValue, float64(n), model.name, k[0], k[1])
+	}
+}
+
+func (m *metrics) collectDevices(ch chan<- prometheus.Metric) {
+	if m.r.gpuCount == 0 {
+		return
+	}
+	devs, err := m.r.cfg.GPU.Devices()
+	if err != nil {
+		return
+	}
+	for _, d := range devs {
+		dev := deviceLabel("gpu", d.Index)
+		ch <- prometheus.MustNewConstMetric(m.gpuUsed, prometheus.GaugeValue, float64(d.UsedMiB*mib), dev)
+		ch <- prometheus.MustNewConstMetric(m.gpuTotal, prometheus.GaugeValue, float64(d.TotalMiB*mib), dev)
+		ch <- prometheus.MustNewConstMetric(m.gpuUtil, prometheus.GaugeValue, float64(d.UtilizationPercent)/100, dev)
+	}
+}
+
+func deviceLabel(kind string, id int) string {
+	if kind == "cpu" {
+		return "cpu"
+	}
+	return kind + strconv.Itoa(id)
+}
+
+// rssMiB reads a process's resident memory from /proc; 0 when unknown.
+func rssMiB(pid int) int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}

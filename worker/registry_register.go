@@ -1,0 +1,414 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/properties"
+)
+
+// maxNameLen bounds model names.
+const maxNameLen = 64
+
+// ValidName reports whether name is a usable model name: letters, digits,
+// '-', '_' and '.', at most 64 characters, and not "." or "..".
+func ValidName(name string) bool {
+	if name == "" || len(name) > maxNameLen || name == "." || name == ".." {
+		return false
+	}
+	for _, c := range name {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// Register adds a model from a model folder and starts its minimum workers.
+// With req.Synchronous it returns once the model is loaded or has failed.
+func (r *Registry) Register(ctx context.Context, req api.RegisterRequest) (api.ModelRecord, error) {
+	m, err := r.prepare(req, false)
+	if err != nil {
+		return api.ModelRecord{}, err
+	}
+	if err := r.admit(m); err != nil {
+		return api.ModelRecord{}, err
+	}
+	if req.Synchronous {
+		if err := m.waitSettled(ctx); err != nil {
+			return m.record(), err
+		}
+	}
+	return m.record(), nil
+}
+
+// LoadStartup registers the models of load_models without waiting for them:
+// a model that fails becomes FAILED and the others go on.
+func (r *Registry) LoadStartup(refs []properties.ModelRef) error {
+	var reqs []api.RegisterRequest
+	for _, ref := range refs {
+		found, err := expandRef(ref)
+		if err != nil {
+			return err
+		}
+		reqs = append(reqs, found...)
+	}
+	for _, req := range reqs {
+		m, err := r.prepare(req, true)
+		if err == nil {
+			err = r.admit(m)
+		}
+		if err != nil {
+			r.log.Error("model not loaded", zap.String("url", req.URL), zap.Error(err))
+		}
+	}
+	return nil
+}
+
+// expandRef turns one load_models entry into register requests: ALL is every
+// folder of the model store.
+func expandRef(ref properties.ModelRef) ([]api.RegisterRequest, error) {
+	if !ref.All {
+		return []api.RegisterRequest{{URL: ref.Path, ModelName: ref.Name}}, nil
+	}
+	entries, err := os.ReadDir(ref.Path)
+	if err != nil {
+		return nil, fmt.Errorf("worker: read model store: %w", err)
+	}
+	var out []api.RegisterRequest
+	for _, e := range entries {
+		dir := filepath.Join(ref.Path, e.Name())
+		if isModelDir(dir) {
+			out = append(out, api.RegisterRequest{URL: dir, ModelName: e.Name()})
+		}
+	}
+	return out, nil
+}
+
+// isModelDir reports whether dir is a model folder: it holds serving.properties or model.py.
+func isModelDir(dir string) bool {
+	for _, f := range []string{properties.ModelFile, "model.py"} {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err == nil && fi.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
+}
+
+// prepare resolves and loads a model's configuration, without registering it.
+func (r *Registry) prepare(req api.RegisterRequest, startup bool) (*Model, error) {
+	dir, err := r.resolveURL(req.URL, startup)
+	if err != nil {
+		return nil, err
+	}
+	name := req.ModelName
+	if name == "" {
+		name = strings.TrimSuffix(filepath.Base(dir), ".tar.gz")
+	}
+	if !ValidName(name) {
+		return nil, fmt.Errorf("%w: invalid model name %q: use letters, digits, '-', '_' and '.', at most %d characters", api.ErrBadRequest, name, maxNameLen)
+	}
+	cfg, err := properties.LoadModel(dir, r.cfg.Server, r.cfg.Env)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", api.ErrBadRequest, err)
+	}
+	cfg.Name = name
+	if err := applyOverrides(cfg, req); err != nil {
+		return nil, err
+	}
+	m := newModel(r, name, dir, cfg, startup)
+	m.groups = r.groupsFor(m)
+	if len(m.groups) == 0 {
+		return nil, fmt.Errorf("%w: model %s: load_on_devices names no device this host has", api.ErrBadRequest, name)
+	}
+	return m, nil
+}
+
+// resolveURL turns a register url into a model folder inside the allowed
+// roots. Symbolic links are followed before the check, so a link cannot
+// lead out of them. Startup models (from the server's own configuration)
+// skip the root check.
+func (r *Registry) resolveURL(url string, startup bool) (string, error) {
+	if url == "" {
+		return "", fmt.Errorf("%w: Parameter url is required.", api.ErrBadRequest)
+	}
+	path := strings.TrimPrefix(url, "file://")
+	if strings.Contains(path, "://") {
+		return "", fmt.Errorf("%w: only local model folders can be registered: %q", api.ErrBadRequest, url)
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(r.cfg.Server.ModelStore, path)
+	}
+	real, err := filepath.EvalSymlinks(filepath.Clean(path))
+	if err != nil {
+		if startup || r.inRoots(filepath.Clean(path)) {
+			return "", fmt.Errorf("%w: %s", api.ErrModelURL, url)
+		}
+		return "", fmt.Errorf("%w: %s is outside the allowed model roots", api.ErrBadRequest, url)
+	}
+	if !startup && !r.inRoots(real) {
+		return "", fmt.Errorf("%w: %s is outside the allowed model roots", api.ErrBadRequest, url)
+	}
+	if !isModelDir(real) {
+		return "", fmt.Errorf("%w: %s is not a model folder (no serving.properties or model.py)", api.ErrModelURL, url)
+	}
+	return real, nil
+}
+
+// inRoots reports whether path lies inside one of the allowed roots.
+func (r *Registry) inRoots(path string) bool {
+	roots := r.cfg.Server.AllowedModelRoots
+	if len(roots) == 0 {
+		roots = []string{r.cfg.Server.ModelStore}
+	}
+	for _, root := range roots {
+		if real, err := filepath.EvalSymlinks(root); err == nil {
+			root = real
+		}
+		rel, err := filepath.Rel(root, path)
+		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
+// applyOverrides sets what the register request names over serving.properties.
+func applyOverrides(cfg *properties.Model, req api.RegisterRequest) error {
+	set := func(dst *int, v *int) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&cfg.BatchSize, req.BatchSize)
+	set(&cfg.JobQueueSize, req.JobQueueSize)
+	if req.MaxBatchDelay != nil {
+		cfg.MaxBatchDelay = msec(*req.MaxBatchDelay)
+	}
+	if req.MaxIdleTime != nil {
+		cfg.MaxIdleTime = sec(*req.MaxIdleTime)
+	}
+	if req.MinWorker != nil {
+		cfg.MinWorkers, cfg.GPUMinWorkers, cfg.CPUMinWorkers = req.MinWorker, nil, nil
+	}
+	if req.MaxWorker != nil {
+		cfg.MaxWorkers, cfg.GPUMaxWorkers, cfg.CPUMaxWorkers = req.MaxWorker, nil, nil
+	}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", api.ErrBadRequest, err)
+	}
+	return nil
+}
+
+// groupsFor builds a model's worker groups: one per allowed GPU, and a CPU
+// group when the host has no GPU or the model asks for CPU workers.
+func (r *Registry) groupsFor(m *Model) []*group {
+	var gs []*group
+	if r.gpuCount > 0 {
+		lo, hi := m.cfg.GPUWorkers()
+		for _, id := range m.cfg.LoadOnDevices {
+			if id >= r.gpuCount {
+				return nil
+			}
+		}
+		for id := range r.gpuCount {
+			if m.cfg.LoadOnDevices == nil || containsInt(m.cfg.LoadOnDevices, id) {
+				gs = append(gs, &group{m: m, device: api.Device{DeviceType: "gpu", DeviceID: id}, min: lo, max: hi})
+			}
+		}
+	}
+	if r.gpuCount == 0 || m.cfg.WantsCPUGroup() {
+		lo, hi := m.cfg.CPUWorkers()
+		gs = append(gs, &group{m: m, device: api.Device{DeviceType: "cpu", DeviceID: -1}, min: lo, max: hi})
+	}
+	return gs
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// admit puts a prepared model into the registry and starts it. A FAILED
+// model of the same name is replaced; any other is a conflict.
+func (r *Registry) admit(m *Model) error {
+	if err := r.memoryPrecheck(m); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return fmt.Errorf("%w: server shutting down", batching.ErrClosed)
+	}
+	old := r.models[m.name]
+	if old != nil {
+		if bad, _ := old.failed(); !bad {
+			r.mu.Unlock()
+			return fmt.Errorf("%w: %s", api.ErrModelExists, m.name)
+		}
+	}
+	r.models[m.name] = m
+	r.mu.Unlock()
+	if old != nil {
+		old.remove(context.Background(), "replaced")
+	}
+	if err := m.prepareDeps(); err != nil {
+		m.mu.Lock()
+		m.failures = r.retryThreshold()
+		m.lastErr = err.Error()
+		m.failLocked()
+		m.mu.Unlock()
+		return fmt.Errorf("%w: %w", api.ErrModelFailed, err)
+	}
+	m.mu.Lock()
+	m.fillLocked()
+	m.mu.Unlock()
+	m.wg.Add(1)
+	go m.scaler()
+	r.log.Info("model registered", zap.String("model", m.name), zap.String("url", m.url))
+	return nil
+}
+
+// memoryPrecheck refuses a model whose first worker has no room anywhere
+// (507) before anything starts. Models loaded at startup skip it: they
+// become FAILED with the same message instead.
+func (r *Registry) memoryPrecheck(m *Model) error {
+	if m.startup {
+		return nil
+	}
+	for _, g := range m.groups {
+		if g.min == 0 {
+			continue
+		}
+		if err := r.checkMemory(g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Unregister removes a model: queued requests are answered with 503, its
+// workers finish their current batch and stop.
+func (r *Registry) Unregister(ctx context.Context, name string) error {
+	r.mu.Lock()
+	m := r.models[name]
+	if m == nil {
+		r.mu.Unlock()
+		return fmt.Errorf("%w: %s", api.ErrModelNotFound, name)
+	}
+	delete(r.models, name)
+	r.mu.Unlock()
+	m.remove(ctx, "unregistered")
+	r.metrics.forget(name)
+	r.log.Info("model unregistered", zap.String("model", name))
+	return nil
+}
+
+// remove closes the model's queue, stops its workers and waits for them.
+func (m *Model) remove(ctx context.Context, why string) {
+	m.detach(why)
+	m.wait(ctx)
+}
+
+// detach marks the model removed, answers its queue with 503 and asks its
+// workers to stop after their current batch.
+func (m *Model) detach(why string) {
+	m.mu.Lock()
+	m.state = stateRemoved
+	m.settleLocked()
+	q := m.queue
+	m.mu.Unlock()
+	q.Close(fmt.Errorf("model %s %s", m.name, why))
+	m.cancel()
+}
+
+// wait blocks until the model's goroutines are done or ctx ends.
+func (m *Model) wait(ctx context.Context) {
+	done := make(chan struct{})
+	go func() { m.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+// Scale changes a model's minimum and maximum workers. Surplus workers stop
+// after their current batch; a FAILED model is given a fresh start. With
+// req.Synchronous it returns once the minimum is live (or the model failed).
+func (r *Registry) Scale(ctx context.Context, name string, req api.ScaleRequest) error {
+	m, err := r.lookup(name)
+	if err != nil {
+		return err
+	}
+	if err := checkScale(req); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.setCounts(req)
+	if m.state == stateFailed {
+		m.state, m.failures, m.lastErr = stateLoading, 0, ""
+		m.settled = make(chan struct{})
+	}
+	m.shrinkLocked()
+	m.fillLocked()
+	if m.state == stateLoading && m.minimumLiveLocked() {
+		m.state = stateReady
+		m.settleLocked()
+	}
+	m.mu.Unlock()
+	m.poke()
+	if !req.Synchronous {
+		return nil
+	}
+	return m.waitSettled(ctx)
+}
+
+func checkScale(req api.ScaleRequest) error {
+	if req.MinWorker != nil && *req.MinWorker < 0 || req.MaxWorker != nil && *req.MaxWorker < 0 {
+		return fmt.Errorf("%w: worker counts must not be negative", api.ErrBadRequest)
+	}
+	if req.MinWorker != nil && req.MaxWorker != nil && *req.MaxWorker < *req.MinWorker {
+		return fmt.Errorf("%w: max_worker %d is below min_worker %d", api.ErrBadRequest, *req.MaxWorker, *req.MinWorker)
+	}
+	return nil
+}
+
+// Shutdown stops taking models and requests, answers what is queued with
+// 503, lets in-flight batches finish until ctx is done, then stops every
+// worker (killing those still busy) and removes their socket files.
+func (r *Registry) Shutdown(ctx context.Context) error {
+	r.mu.Lock()
+	r.closed = true
+	ms := make([]*Model, 0, len(r.models))
+	for _, m := range r.models {
+		ms = append(ms, m)
+	}
+	r.mu.Unlock()
+	for _, m := range ms {
+		m.detach("stopped: server shutting down")
+	}
+	waitAll := func(ctx context.Context) {
+		for _, m := range ms {
+			m.wait(ctx)
+		}
+	}
+	waitAll(ctx)
+	if ctx.Err() == nil {
+		return nil
+	}
+	r.cancel() // cut what is still in flight; the workers stop
+	waitAll(context.Background())
+	return fmt.Errorf("worker: shutdown grace period ended with work in flight: %w", ctx.Err())
+}
