@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what switchyard's workers, examples and tests need on Debian 12:
+# Debian's Python with numpy, torch and sentencepiece (no PyPI needed),
+# langdetect for an example model, pip for model requirements, promtool for
+# the metrics check, and Node.js for the OpenAI SDK test. Safe to run again.
+set -euo pipefail
+
+packages=(
+  python3 python3-numpy python3-torch python3-sentencepiece python3-langdetect
+  python3-pip libopenblas0-pthread prometheus jargon-text nodejs npm
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "deps: installing ${missing[*]}" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Node packages of the end-to-end tests (the OpenAI SDK), from package-lock.json.
+if [ -f e2e/node/package-lock.json ] && [ ! -d e2e/node/node_modules ]; then
+  (cd e2e/node && npm ci --no-audit --no-fund --loglevel=error)
+fi

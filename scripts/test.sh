@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The test command: installs what the tests need, then runs the checks and
+# every test (Go unit tests, the Python runtime's and the example models'
+# unit tests, and the end-to-end tests with real Python workers).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+
+export CGO_ENABLED=1
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt needed:" >&2; echo "$unformatted" >&2; exit 1
+fi
+go vet ./...
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+go test -race -timeout 15m ./...

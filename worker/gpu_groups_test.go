@@ -1,0 +1,181 @@
+package worker
+
+// Tests of GPU worker groups, memory checks and placement (issue 5) on
+// go-nvml's mock DGX A100 with chosen free memory per device. The workers
+// are real Python processes: they get --device-id and CUDA_VISIBLE_DEVICES
+// like GPU workers, and run on the CPU because the model does not care.
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/gpu"
+	"github.com/switchyard/switchyard/gpu/gputest"
+	"github.com/switchyard/switchyard/properties"
+)
+
+// gpuRegistry returns a registry whose GPUs are the fake lib's, with workers
+// running the real runtime under /usr/bin/python3.
+func gpuRegistry(t *testing.T, lib *gputest.Server) *Registry {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test with Python")
+	}
+	if _, err := os.Stat(systemPython); err != nil {
+		t.Skip(systemPython + " is not installed")
+	}
+	log := zaptest.NewLogger(t)
+	info, err := gpu.NewNVML(lib, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = info.Close() })
+	srv := properties.DefaultServer()
+	srv.PythonExecutable = systemPython
+	srv.SocketDir = shortDir(t)
+	srv.ModelStore = t.TempDir()
+	srv.AllowedModelRoots = []string{srv.ModelStore}
+	rt := unpackRuntime(t)
+	reg, err := NewRegistry(Config{Server: srv, Engine: rt.Engine, PythonPath: []string{rt.PythonPath}, GPU: info, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_ = reg.Shutdown(ctx)
+	})
+	return reg
+}
+
+// gpuModel writes an echo model folder with the given serving.properties.
+func gpuModel(t *testing.T, reg *Registry, name, props string) string {
+	t.Helper()
+	dir := filepath.Join(reg.cfg.Server.ModelStore, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join("testdata", "echo", "model.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for file, data := range map[string][]byte{"model.py": src, "serving.properties": []byte(props)} {
+		if err := os.WriteFile(filepath.Join(dir, file), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func shortDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "sy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func registerSync(t *testing.T, reg *Registry, name string) (api.ModelRecord, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return reg.Register(ctx, api.RegisterRequest{URL: name, ModelName: name, Synchronous: true})
+}
+
+func TestGPUGroupPerDevice(t *testing.T) {
+	lib := gputest.New(30000, 30000, 30000)
+	reg := gpuRegistry(t, lib)
+	gpuModel(t, reg, "two", "load_on_devices=0;1\ngpu.minWorkers=1\ngpu.maxWorkers=2\n")
+	rec, err := registerSync(t, reg, "two")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.WorkerGroups) != 2 {
+		t.Fatalf("groups = %+v, want one per device 0 and 1", rec.WorkerGroups)
+	}
+	for i, g := range rec.WorkerGroups {
+		if g.Device != (api.Device{DeviceType: "gpu", DeviceID: i}) || g.MinWorkers != 1 || g.MaxWorkers != 2 || len(g.Workers) != 1 {
+			t.Errorf("group %d = %+v", i, g)
+		}
+	}
+	// The fake says how much GPU memory each worker process holds.
+	for i, g := range rec.WorkerGroups {
+		lib.SetProcess(i, g.Workers[0].PID, uint64(800+i))
+	}
+	rec, _ = reg.Describe("two")
+	for i, g := range rec.WorkerGroups {
+		w := g.Workers[0]
+		if w.GPUMemoryMiB == nil || *w.GPUMemoryMiB != int64(800+i) || w.RSSMiB <= 0 || w.Status != workerReady {
+			t.Errorf("group %d worker = %+v, want gpuMemoryMiB %d and an RSS", i, w, 800+i)
+		}
+	}
+}
+
+func TestGPUWorkerEnvironment(t *testing.T) {
+	reg := gpuRegistry(t, gputest.New(30000, 30000))
+	gpuModel(t, reg, "one", "load_on_devices=1\ngpu.minWorkers=1\n")
+	if _, err := registerSync(t, reg, "one"); err != nil {
+		t.Fatal(err)
+	}
+	j := batching.NewJob(context.Background(), "r1", batching.Input{Content: []batching.Item{{Key: "data", Value: []byte("x")}}}, time.Now(), time.Time{})
+	if err := reg.Submit("one", j); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := j.Wait(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.Props["x-echo-device_id"]; got != "1" {
+		t.Errorf("device_id property = %q, want 1 (props %v)", got, resp.Props)
+	}
+}
+
+func TestGPUNoDeviceFits(t *testing.T) {
+	reg := gpuRegistry(t, gputest.New(1200, 900))
+	gpuModel(t, reg, "big", "gpu.required_memory_mb=8000\n")
+	_, err := registerSync(t, reg, "big")
+	if !errors.Is(err, api.ErrInsufficientMemory) {
+		t.Fatalf("register = %v, want ErrInsufficientMemory (507)", err)
+	}
+	for _, want := range []string{"8000 MiB", "gpu 0 has 1200 MiB free"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %q", err, want)
+		}
+	}
+	if _, err := reg.Describe("big"); !errors.Is(err, api.ErrModelNotFound) {
+		t.Errorf("a refused model stays registered: %v", err)
+	}
+}
+
+// TestGPUPlacementPicksRoom scales a model from zero: its first worker goes
+// to the allowed device where it fits.
+func TestGPUPlacementPicksRoom(t *testing.T) {
+	reg := gpuRegistry(t, gputest.New(1000, 30000, 20000))
+	gpuModel(t, reg, "lazy", "gpu.minWorkers=0\ngpu.maxWorkers=1\ngpu.required_memory_mb=2000\nload_on_devices=0;2\n")
+	if _, err := registerSync(t, reg, "lazy"); err != nil {
+		t.Fatal(err)
+	}
+	j := batching.NewJob(context.Background(), "r1", batching.Input{Content: []batching.Item{{Key: "data", Value: []byte("x")}}}, time.Now(), time.Time{})
+	if err := reg.Submit("lazy", j); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	resp, err := j.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.Props["x-echo-device_id"]; got != "2" {
+		t.Errorf("worker on device %q, want 2: device 0 lacks room and device 1 is not allowed", got)
+	}
+}
