@@ -85,6 +85,14 @@ func (j *Job) Created() time.Time { return j.created }
 // whether it has one.
 func (j *Job) Deadline() (time.Time, bool) { return j.deadline, !j.deadline.IsZero() }
 
+// SetDeadline gives a job without a deadline one. Call it before the job is
+// queued; it does nothing once the job has a deadline.
+func (j *Job) SetDeadline(t time.Time) {
+	if j.deadline.IsZero() {
+		j.deadline = t
+	}
+}
+
 // Expired reports whether the job's deadline has passed at now.
 func (j *Job) Expired(now time.Time) bool {
 	return !j.deadline.IsZero() && !now.Before(j.deadline)
