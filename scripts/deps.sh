@@ -8,6 +8,7 @@ set -euo pipefail
 packages=(
   python3 python3-numpy python3-torch python3-sentencepiece python3-langdetect
   python3-pip libopenblas0-pthread prometheus jargon-text nodejs npm
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross shellcheck
 )
 
 missing=()

@@ -31,6 +31,8 @@ client (talks to a running server):
   unregister   unregister a model
   invoke       send a request to a model
 
+  version      print the version
+
 Run 'switchyard <command> -h' for the flags of a command.
 `
 
@@ -64,7 +66,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 type command func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 func commands() map[string]command {
-	cmds := map[string]command{"serve": serve}
+	cmds := map[string]command{"serve": serve, "version": printVersion}
 	for name, c := range clientCommands() {
 		cmds[name] = c
 	}
