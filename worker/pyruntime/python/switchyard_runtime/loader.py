@@ -1,9 +1,11 @@
 """Finding and importing the model's handler module (the entry point).
 
 The entry point is --entry-point, else the initialization property
-entryPoint (or entry_point), else model.py in the model folder. A name in the
-built-in table picks a built-in handler; a name ending in .py is a file in the
-model folder, imported by path; anything else is a dotted module name.
+entryPoint (or entry_point), else model.py in the model folder; a folder
+with none of these gets the built-in generative handler, whose backend
+backends.py chooses from option.rolling_batch. A name in the built-in table
+picks a built-in handler; a name ending in .py is a file in the model
+folder, imported by path; anything else is a dotted module name.
 """
 
 import importlib
@@ -99,8 +101,14 @@ class Handler(object):
 
 
 def load(model_dir, cli_entry_point, props):
-    """Loads the handler named by the command line and the initialization properties."""
+    """Loads the handler named by the command line and the initialization properties.
+
+    It records the rolling_batch mode in use in props (see backends.resolve).
+    """
+    from . import backends  # imported here: backends uses this module's LoadError
+
     name, named = entry_point(cli_entry_point, props)
+    name = backends.resolve(model_dir, name, named, props)
     module = load_module(model_dir, name, named)
     handler = Handler(module, props.get("handler"))
     handler.function()

@@ -1,7 +1,9 @@
 """Built-in model handlers, chosen by name with option.entryPoint.
 
-BUILTIN maps an entry point name to the dotted module that implements it. The
-table is empty for now; a built-in generative handler will be added here.
+BUILTIN maps an entry point name to the dotted module that implements it.
+"generative" is the handler of generative models (chat, generation and
+completion requests) over a vLLM engine or a transformers pipeline; a model
+folder without a model.py gets it too (see switchyard_runtime.backends).
 """
 
-BUILTIN = {}
+BUILTIN = {"generative": "switchyard_runtime.handlers.generative"}

@@ -1,0 +1,166 @@
+"""Choosing the generation backend from option.rolling_batch.
+
+A folder's own model.py, or an option.entryPoint, always wins; the backend
+choice is for folders that have neither, which get the built-in generative
+handler (handlers/generative.py) with one of these backends:
+
+* vllm: vLLM's async engine; without vllm the load fails with its ImportError.
+* trtllm, lmi-dist: need tensorrt_llm or lmi_dist; without it the load fails
+  with ModuleNotFoundError and a hint about the image to use. switchyard's
+  runtime has no engine for either: with the module present it says so.
+* auto: vllm when it imports and the model's architecture is one vLLM
+  serves (..ForCausalLM, ..LMHeadModel, ..ForConditionalGeneration);
+  otherwise the model loads through the Accelerate path (disable).
+* disable: a transformers pipeline for option.task; without transformers
+  the folder needs a model.py.
+* scheduler: the folder's model.py does continuous batching itself.
+
+The mode in use is written back into the initialization properties as
+rolling_batch, and the runtime reports it in its initialization reply. A
+custom handler reports its configured mode, except auto, which means disable.
+"""
+
+import importlib
+import json
+import logging
+import os
+
+from .loader import DEFAULT_ENTRY_POINT, LoadError
+
+GENERATIVE = "generative"
+MODES = ("auto", "vllm", "trtllm", "lmi-dist", "disable", "scheduler")
+ROLLING_BATCH = "rolling_batch"
+OPTIMIZED_SUFFIXES = ("ForCausalLM", "LMHeadModel", "ForConditionalGeneration")
+
+# Modules of the backends switchyard's runtime cannot drive, with the image hint.
+VENDOR_MODULES = {
+    "trtllm": ("tensorrt_llm", "TensorRT-LLM"),
+    "lmi-dist": ("lmi_dist", "LMI-Dist"),
+}
+
+_log = logging.getLogger("switchyard.backends")
+
+
+def has_model_py(model_dir):
+    """Reports whether the model folder has its own model.py."""
+    return os.path.isfile(os.path.join(model_dir or ".", DEFAULT_ENTRY_POINT))
+
+
+def configured(props):
+    """Returns option.rolling_batch as given (lower case), or None when not set."""
+    value = (props.get(ROLLING_BATCH) or "").strip().lower()
+    return value or None
+
+
+def custom_mode(props):
+    """Returns the mode a custom handler reports: its setting, with auto meaning disable."""
+    mode = configured(props)
+    return "disable" if mode == "auto" else mode
+
+
+def choose(model_dir, props):
+    """Returns the mode the built-in generative handler uses for this folder.
+
+    Raises the backend's ImportError or a LoadError when it cannot load.
+    """
+    mode = configured(props) or "auto"
+    if mode not in MODES:
+        raise LoadError("option.rolling_batch=%s is not one of %s" % (mode, ", ".join(MODES)))
+    if mode == "auto":
+        mode = auto_mode(model_dir, props)
+    return _check(mode, model_dir, props)
+
+
+def _check(mode, model_dir, props):
+    if mode == "vllm":
+        importlib.import_module("vllm")
+    elif mode in VENDOR_MODULES:
+        vendor_backend(mode)
+    elif mode == "disable":
+        _need_transformers(model_dir, props)
+    elif mode == "scheduler":
+        raise LoadError("option.rolling_batch=scheduler needs the folder's own model.py (it does its own "
+                        "continuous batching), and there is none in %s" % model_dir)
+    return mode
+
+
+def vendor_backend(mode):
+    """Fails the load of trtllm or lmi-dist: with the module's hint when it is missing."""
+    module, name = VENDOR_MODULES[mode]
+    hint = "option.rolling_batch=%s needs an image with the %s backend" % (mode, name)
+    try:
+        importlib.import_module(module)
+    except ImportError as exc:
+        kind = ModuleNotFoundError if isinstance(exc, ModuleNotFoundError) else ImportError
+        raise kind("%s; %s" % (exc, hint), name=exc.name) from exc
+    raise LoadError("option.rolling_batch=%s: %s is installed, but switchyard's runtime has no %s engine; "
+                    "run the image's own engine (python_engine) or write a model.py" % (mode, module, name))
+
+
+def _need_transformers(model_dir, props):
+    if importable("transformers"):
+        return
+    if configured(props) is None:
+        raise LoadError("no model.py in %s and no option.entryPoint" % model_dir)
+    raise LoadError("no model.py in %s and transformers is not installed (rolling_batch=disable "
+                    "serves a transformers pipeline, or the folder's model.py)" % model_dir)
+
+
+def importable(module):
+    """Reports whether module imports; its import error, if any, is logged at debug level."""
+    try:
+        importlib.import_module(module)
+    except ImportError as exc:
+        _log.debug("%s does not import: %s", module, exc)
+        return False
+    return True
+
+
+def auto_mode(model_dir, props):
+    """Resolves auto: vllm for an architecture vLLM serves when vllm imports, else disable."""
+    arch = architecture(model_dir, props)
+    if arch and arch.endswith(OPTIMIZED_SUFFIXES) and importable("vllm"):
+        _log.info("rolling_batch=auto: %s loads with vllm", arch)
+        return "vllm"
+    why = "vllm is not installed" if arch and arch.endswith(OPTIMIZED_SUFFIXES) else (
+        "architecture %s has no optimized inference" % (arch or "unknown"))
+    _log.info("rolling_batch=auto: %s; the model loads through the Accelerate path (rolling_batch=disable)", why)
+    return "disable"
+
+
+def model_path(model_dir, props):
+    """Returns option.model_id as a local folder when it is one, else the id; default the folder."""
+    model_id = props.get("model_id")
+    if not model_id:
+        return model_dir
+    local = model_id if os.path.isabs(model_id) else os.path.join(model_dir or ".", model_id)
+    return local if os.path.isdir(local) else model_id
+
+
+def architecture(model_dir, props):
+    """Returns architectures[0] of the model's config.json, or None when it cannot be read."""
+    path = os.path.join(model_path(model_dir, props), "config.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            archs = json.load(f).get("architectures")
+    except (OSError, ValueError, AttributeError) as exc:
+        _log.debug("no architecture from %s: %s", path, exc)
+        return None
+    if isinstance(archs, list) and archs and isinstance(archs[0], str):
+        return archs[0]
+    return None
+
+
+def resolve(model_dir, name, named, props):
+    """Returns the entry point to load and records the rolling_batch mode in props.
+
+    The built-in generative handler is used when named, or when nothing is
+    named and the folder has no model.py.
+    """
+    if name == GENERATIVE or (not named and not has_model_py(model_dir)):
+        props[ROLLING_BATCH] = choose(model_dir, props)
+        return GENERATIVE
+    mode = custom_mode(props)
+    if mode is not None:
+        props[ROLLING_BATCH] = mode
+    return name

@@ -1,0 +1,109 @@
+"""The built-in handler of generative models (entry point "generative").
+
+A model folder without a model.py (or one naming option.entryPoint=generative)
+gets this handler. It initializes on the empty initialization input with the
+backend that switchyard_runtime.backends chose and wrote into the property
+rolling_batch: vllm (vLLM's async engine) or disable (a transformers
+pipeline). Requests follow switchyard_runtime.generative's schemas; a body
+that does not fit answers 400 naming the field.
+"""
+
+import asyncio
+import inspect
+import os
+
+from .. import genoutput
+from ..generative import RequestError, default_max_tokens
+
+
+class Settings(object):
+    """Settings are what every backend needs: folder, name, properties, token default."""
+
+    def __init__(self, props):
+        self.props = props
+        self.model_dir = os.path.abspath(props.get("model_dir") or os.getcwd())
+        self.model_name = props.get("model_name") or os.path.basename(self.model_dir)
+        self.mode = props.get("rolling_batch") or "disable"
+        self.default_max = default_max_tokens(props)
+
+
+def make_backend(settings):
+    """Returns the backend for settings.mode."""
+    if settings.mode == "vllm":
+        from .vllm_backend import VllmBackend
+
+        return VllmBackend(settings)
+    if settings.mode == "disable":
+        from .hf_pipeline import PipelineBackend
+
+        return PipelineBackend(settings)
+    raise RuntimeError("the generative handler has no backend for rolling_batch=%s" % settings.mode)
+
+
+class GenerativeService(object):
+    """GenerativeService answers one model's requests through its backend."""
+
+    def __init__(self):
+        self.settings = None
+        self.backend = None
+
+    def initialize(self, props):
+        """Loads the backend for the initialization properties."""
+        self.settings = Settings(props)
+        self.backend = make_backend(self.settings)
+
+    def handle(self, inputs):
+        """Answers one request or a dynamic batch; initializes on the empty input."""
+        if inputs.is_empty():
+            self.initialize(inputs.get_properties())
+            return None
+        if self.backend is None:
+            raise RuntimeError("the generative handler is not initialized")
+        if inputs.is_batch():
+            return self._batch(inputs.get_batches())
+        return self.answer(inputs)
+
+    def answer(self, inputs, whole=False):
+        """Returns the Output for one request (or an awaitable of it), 400 for a bad body.
+
+        whole=True answers a streamed request as a whole (for batch items).
+        """
+        try:
+            return self.backend.answer(inputs, whole)
+        except RequestError as exc:
+            return genoutput.bad_request(exc)
+
+    def _batch(self, items):
+        answers = [self._item(item) for item in items]
+        if not any(inspect.isawaitable(a) for a in answers):
+            return genoutput.batch_output(answers)
+        return _gather_batch(answers)
+
+    def _item(self, item):
+        """Answers one batch item as a whole; its failure is its own (424)."""
+        try:
+            return self.answer(item, whole=True)
+        except Exception as exc:
+            return genoutput.failed(exc)
+
+
+async def _gather_batch(answers):
+    outs = await asyncio.gather(*[_settle(a) for a in answers])
+    return genoutput.batch_output(outs)
+
+
+async def _settle(answer):
+    if not inspect.isawaitable(answer):
+        return answer
+    try:
+        return await answer
+    except Exception as exc:
+        return genoutput.failed(exc)
+
+
+_service = GenerativeService()
+
+
+def handle(inputs):
+    """handle is the entry point the runtime calls for every request."""
+    return _service.handle(inputs)

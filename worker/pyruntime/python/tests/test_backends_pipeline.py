@@ -1,0 +1,92 @@
+"""The disable backend of the generative handler, on the fake transformers package."""
+
+import json
+import sys
+import unittest
+
+from switchyard_runtime.handlers import hf_pipeline
+from tests.helpers import make_model, start_worker
+from tests.test_backends import FAKES, GPT2, REAL
+
+
+class UnitTest(unittest.TestCase):
+    def test_cut_at_stop(self):
+        cases = [("a b c", [], ("a b c", False)), ("a b c", ["b", "a b"], ("", True)),
+                 ("a b c", ["c", "x"], ("a b ", True)), ("a b c", [""], ("a b c", False))]
+        for text, stops, want in cases:
+            with self.subTest(stops=stops):
+                self.assertEqual(hf_pipeline.cut_at_stop(text, stops), want)
+
+    def test_device(self):
+        for props, want in (({}, -1), ({"device_id": "-1"}, -1), ({"device_id": "2"}, 0), ({"device_id": "x"}, -1)):
+            with self.subTest(props=props):
+                self.assertEqual(hf_pipeline.device(props), want)
+
+
+@unittest.skipIf(REAL, "real backend packages are installed: %s" % REAL)
+class PipelineWorkerTest(unittest.TestCase):
+    def start(self, task):
+        worker = start_worker(self, make_model(self, {"config.json": GPT2}))
+        sys.path.insert(0, FAKES)
+        resp = worker.init(rolling_batch="disable", task=task, model_name="hf")
+        self.assertEqual((resp.code, resp.props), (200, {"rolling_batch": "disable"}))
+        return worker, sys.modules["transformers"]
+
+    def call(self, worker, body, content_type="application/json", **props):
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        return worker.call(dict(props, **{"content-type": content_type}), [("data", data)])
+
+    def test_text_generation(self):
+        worker, fake = self.start("text-generation")
+        chat = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 3, "temperature": 0}
+        answer = json.loads(self.call(worker, chat).values[0])
+        self.assertEqual((answer["object"], answer["model"]), ("chat.completion", "hf"))
+        self.assertEqual(answer["choices"][0]["message"]["content"], " w0 w1 w2")
+        self.assertEqual((answer["choices"][0]["finish_reason"], answer["usage"]["completion_tokens"]), ("length", 3))
+        task, prompt, kwargs = fake.CALLS[-1]
+        self.assertEqual((task, prompt), ("text-generation", "user: hi assistant:"))
+        self.assertEqual(kwargs, {"max_new_tokens": 3, "return_full_text": False, "do_sample": False})
+
+        resp = self.call(worker, {"inputs": "go", "stream": True, "parameters": {
+            "max_new_tokens": 9, "temperature": 0.5, "seed": 4, "stop": " w3"}})
+        lines = [json.loads(c) for c in resp.chunks]
+        self.assertEqual([line["token"] for line in lines], [{"id": 0, "text": " w0"}, {"id": 1, "text": " w1"},
+                                                             {"id": 2, "text": " w2"}])
+        self.assertEqual((lines[-1]["generated_text"], lines[-1]["finish_reason"]), (" w0 w1 w2", "stop"))
+        self.assertEqual(fake.SEEDS, [4])
+        self.assertEqual(fake.CALLS[-1][2], {"max_new_tokens": 9, "return_full_text": False, "do_sample": True,
+                                             "temperature": 0.5, "top_p": 1.0})
+
+        plain = json.loads(self.call(worker, {"inputs": "go", "parameters": {"details": True}}).values[0])
+        self.assertEqual(plain, {"generated_text": " w0 w1 w2 w3 w4", "details": {
+            "finish_reason": "eos", "generated_tokens": 5, "prompt_tokens": 1}})
+        self.assertEqual(self.call(worker, {"inputs": 5}).code, 400)
+
+    def test_batch(self):
+        worker, _ = self.start("text-generation")
+        props = {"batch_size": "2", "batch_000.content-type": "application/json",
+                 "batch_001.content-type": "application/json"}
+        items = [("batch_000.data", json.dumps({"inputs": "a", "stream": True, "parameters": {"max_new_tokens": 1}})
+                  .encode()), ("batch_001.data", b'{"inputs": []}')]
+        resp = worker.call(props, items)
+        self.assertEqual(resp.keys, ["batch_0.data", "batch_1.data"])
+        self.assertEqual(json.loads(resp.values[0]), {"generated_text": " w0"})
+        self.assertEqual((resp.props["batch_1.code"], resp.props["batch_1.message"]),
+                         ("400", "inputs must be a string, not a list"))
+
+    def test_other_task(self):
+        worker, fake = self.start("text-classification")
+        cases = [("json", {"inputs": ["good", "bad"], "parameters": {"top_k": 1}}, "application/json",
+                  (["good", "bad"], {"top_k": 1})),
+                 ("text", b"just text", "text/plain; charset=utf-8", ("just text", {}))]
+        for name, body, kind, call in cases:
+            with self.subTest(name):
+                resp = self.call(worker, body, kind)
+                self.assertEqual(json.loads(resp.values[0]), [{"label": "POSITIVE", "score": 0.9}])
+                self.assertEqual(fake.CALLS[-1][1:], call)
+        resp = self.call(worker, {"text": "x"})
+        self.assertEqual((resp.code, resp.message), (400, "inputs is required"))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,201 @@
+"""Answers of generative models: JSON lines, whole answers, batches."""
+
+import asyncio
+import json
+import unittest
+
+from switchyard_runtime import genoutput
+from switchyard_runtime.generative import RequestError, parse
+from switchyard_runtime.genoutput import Done, Piece
+
+PIECES = [Piece(11, "Hel"), Piece(12, "lo"), Piece(13, "!")]
+
+
+def lines_of(stream):
+    return [json.loads(line) for line in stream]
+
+
+class Source(object):
+    """Source is a closable event iterator that records whether it was closed."""
+
+    def __init__(self, events, fail_at=None):
+        self.events = list(events)
+        self.fail_at = fail_at
+        self.closed = False
+        self.taken = 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.taken == self.fail_at:
+            raise RuntimeError("device lost")
+        if self.taken >= len(self.events):
+            raise StopIteration
+        self.taken += 1
+        return self.events[self.taken - 1]
+
+    def close(self):
+        self.closed = True
+
+
+class JsonLinesTest(unittest.TestCase):
+    def test_lines(self):
+        cases = [
+            ("length", PIECES + [Done("length", 4, None)], 2,
+             {"token": {"id": 13, "text": "!"}, "generated_text": "Hello!", "finish_reason": "length",
+              "usage": {"prompt_tokens": 4, "completion_tokens": 3, "total_tokens": 7}}),
+            ("eos with counts given", PIECES + [Done("eos", 2, 5)], 2,
+             {"token": {"id": 13, "text": "!"}, "generated_text": "Hello!", "finish_reason": "eos",
+              "usage": {"prompt_tokens": 2, "completion_tokens": 5, "total_tokens": 7}}),
+            ("no token", [Done("length", 3, 0)], 0,
+             {"token": None, "generated_text": "", "finish_reason": "length",
+              "usage": {"prompt_tokens": 3, "completion_tokens": 0, "total_tokens": 3}}),
+            ("error after a token", PIECES[:1] + [Done("error", 1, None, "engine: boom")], 0,
+             {"token": {"id": 11, "text": "Hel"}, "generated_text": "Hel", "finish_reason": "error",
+              "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}, "error": "engine: boom"}),
+            ("text given by the backend", PIECES + [Done("stop", 1, 3, text="Hell")], 2,
+             {"token": {"id": 13, "text": "!"}, "generated_text": "Hell", "finish_reason": "stop",
+              "usage": {"prompt_tokens": 1, "completion_tokens": 3, "total_tokens": 4}}),
+        ]
+        for name, events, token_lines, last in cases:
+            with self.subTest(name):
+                raw = list(genoutput.JsonLines(Source(events)))
+                self.assertTrue(all(line.endswith(b"\n") and line.count(b"\n") == 1 for line in raw))
+                lines = [json.loads(line) for line in raw]
+                self.assertEqual(lines[:-1], [{"token": {"id": p.id, "text": p.text}} for p in PIECES[:token_lines]])
+                self.assertEqual(lines[-1], last)
+
+    def test_source_failures(self):
+        cases = [
+            ("raises after a token", Source(PIECES, fail_at=2), "device lost", 2),
+            ("ends without Done", Source(PIECES), genoutput.NO_FINISH, 3),
+        ]
+        for name, source, error, generated in cases:
+            with self.subTest(name):
+                lines = lines_of(genoutput.JsonLines(source))
+                self.assertEqual(len(lines), generated)
+                self.assertEqual((lines[-1]["finish_reason"], lines[-1]["error"]), ("error", error))
+                self.assertEqual(lines[-1]["usage"]["completion_tokens"], generated)
+                self.assertTrue(source.closed)
+
+    def test_close_closes_the_source(self):
+        for read in (0, 1):
+            with self.subTest(read=read):
+                source = Source(PIECES + [Done("eos")])
+                stream = genoutput.JsonLines(source)
+                for _ in range(read):
+                    next(stream)
+                stream.close()
+                self.assertTrue(source.closed)
+                self.assertEqual(list(stream), [])
+
+    def test_async_lines(self):
+        closed = []
+
+        async def events(fail):
+            try:
+                for piece in PIECES:
+                    yield piece
+                if fail:
+                    raise RuntimeError("lost")
+                yield Done("length", 1)
+            finally:
+                closed.append(fail)
+
+        async def read(stream, limit=None):
+            out = []
+            async for line in stream:
+                out.append(json.loads(line))
+                if limit is not None and len(out) == limit:
+                    await stream.aclose()
+                    break
+            return out
+
+        lines = asyncio.run(read(genoutput.AsyncJsonLines(events(False))))
+        self.assertEqual([line["token"]["id"] for line in lines], [11, 12, 13])
+        self.assertEqual(lines[-1]["generated_text"], "Hello!")
+        lines = asyncio.run(read(genoutput.AsyncJsonLines(events(True))))
+        self.assertEqual((lines[-1]["finish_reason"], lines[-1]["error"]), ("error", "lost"))
+        self.assertEqual(asyncio.run(read(genoutput.AsyncJsonLines(events(False)), limit=1)), [
+            {"token": {"id": 11, "text": "Hel"}}])
+        self.assertEqual(closed, [False, True, False])
+
+
+class WholeAnswerTest(unittest.TestCase):
+    def result(self, reason="eos", prompt_tokens=5):
+        return genoutput.collect(Source(PIECES + [Done(reason, prompt_tokens)]))
+
+    def test_collect(self):
+        source = Source(PIECES + [Done("eos", 5)])
+        result = genoutput.collect(source)
+        self.assertEqual((result.text, result.finish_reason, result.usage()),
+                         ("Hello!", "eos", {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}))
+        self.assertTrue(source.closed)
+
+    def test_chat_completion(self):
+        cases = [("eos", "stop"), ("stop", "stop"), ("length", "length")]
+        for reason, openai in cases:
+            with self.subTest(reason):
+                got = genoutput.chat_completion(self.result(reason), "chat", now=1700000000.5, ident="chatcmpl-1")
+                self.assertEqual(got, {
+                    "id": "chatcmpl-1", "object": "chat.completion", "created": 1700000000, "model": "chat",
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello!"},
+                                 "logprobs": None, "finish_reason": openai}],
+                    "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}})
+        self.assertTrue(genoutput.chat_completion(self.result(), "m")["id"].startswith("chatcmpl-"))
+
+    def test_outputs(self):
+        cases = [
+            ("chat", {"messages": [{"role": "user", "content": "x"}]}, "chat.completion"),
+            ("completion", {"prompt": "x"}, "text_completion"),
+        ]
+        for name, body, kind in cases:
+            with self.subTest(name):
+                out = genoutput.whole_output(parse(body), self.result(), "m")
+                answer = json.loads(out.content.values[0])
+                self.assertEqual((out.code, out.properties), (200, {"content-type": "application/json"}))
+                self.assertEqual((answer["object"], answer["model"]), (kind, "m"))
+        plain = json.loads(genoutput.whole_output(parse({"inputs": "x"}), self.result(), "m").content.values[0])
+        self.assertEqual(plain, {"generated_text": "Hello!"})
+        req = parse({"inputs": "x", "parameters": {"details": True}})
+        detailed = json.loads(genoutput.whole_output(req, self.result(), "m").content.values[0])
+        self.assertEqual(detailed, {"generated_text": "Hello!", "details": {
+            "finish_reason": "eos", "generated_tokens": 3, "prompt_tokens": 5}})
+
+    def test_failed_generation_raises(self):
+        result = genoutput.collect(Source(PIECES[:1] + [Done("error", 1, None, "engine: boom")]))
+        with self.assertRaisesRegex(RuntimeError, "engine: boom"):
+            genoutput.whole_output(parse({"inputs": "x"}), result, "m")
+
+    def test_respond(self):
+        req = parse({"messages": [{"role": "user", "content": "x"}], "stream": True, "max_new_tokens": 3})
+        out = genoutput.respond(req, Source(PIECES + [Done("eos")]), "m")
+        self.assertEqual(out.properties, {"content-type": "application/jsonlines", "x-switchyard-warning":
+                                          "max_new_tokens is ignored in a chat request; max_tokens sets the limit"})
+        self.assertEqual(len(lines_of(out.stream_content)), 3)
+        req.stream = False
+        out = genoutput.respond(req, Source(PIECES + [Done("eos")]), "m")
+        self.assertIn("x-switchyard-warning", out.properties)
+        self.assertIsNone(out.stream_content)
+
+    def test_bad_request(self):
+        out = genoutput.bad_request(RequestError("messages must not be empty"))
+        self.assertEqual((out.code, out.message), (400, "messages must not be empty"))
+        self.assertEqual(json.loads(out.content.values[0]), {
+            "code": 400, "message": "messages must not be empty", "error": "messages must not be empty"})
+
+    def test_batch_output(self):
+        ok = genoutput.whole_output(parse({"inputs": "x"}), self.result(), "m")
+        bad = genoutput.bad_request(RequestError("inputs is required"))
+        out = genoutput.batch_output([ok, bad, genoutput.failed(MemoryError())])
+        self.assertEqual(out.content.keys, ["batch_0.data", "batch_1.data", "batch_2.data"])
+        self.assertEqual(out.properties["batch_0.content-type"], "application/json")
+        self.assertEqual((out.properties["batch_1.code"], out.properties["batch_1.message"]),
+                         ("400", "inputs is required"))
+        self.assertEqual(out.properties["batch_2.code"], "507")
+        self.assertNotIn("batch_0.code", out.properties)
+
+
+if __name__ == "__main__":
+    unittest.main()
