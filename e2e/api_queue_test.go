@@ -1,0 +1,190 @@
+package e2e
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/switchyard/switchyard/api"
+)
+
+// fullQueueLatency is the issue's contract for a full queue: the refusal
+// comes back within 50 ms.
+const fullQueueLatency = 50 * time.Millisecond
+
+// TestAPIBatchesOfFour sends 16 concurrent requests to a model with
+// batch_size=4 and max_batch_delay=100 whose only worker is held busy, so
+// that all 16 wait in the queue: the handler then sees four batches of
+// four, and every client gets the answer to its own request.
+func TestAPIBatchesOfFour(t *testing.T) {
+	store := t.TempDir()
+	dir := probeModel(t, store, "batch4", "batch_size=4", "max_batch_delay=100", "minWorkers=1", "maxWorkers=1")
+	s := StartServer(t, Options{Store: store})
+	s.WaitStatus(waitLimit, api.StatusHealthy, "batch4")
+	g := newGates(t, dir, "go")
+	c := newClient(32)
+
+	first := async(func() reply { return probeCall(c, s, "batch4", "blocker", "go") })
+	waitSeen(t, dir, "blocker")
+	calls := make([]func() reply, 16)
+	for i := range calls {
+		tag := fmt.Sprintf("r%02d", i)
+		calls[i] = func() reply { return probeCall(c, s, "batch4", tag, "") }
+	}
+	rest := async(calls...)
+	waitQueued(t, s, "batch4", 16)
+	g.open("go")
+
+	if a, err := collect(t, first, 1)[0].probe(); err != nil || a.BatchSize != 1 {
+		t.Fatalf("blocker: %+v, %v", a, err)
+	}
+	perCall := map[int][]string{}
+	for _, r := range collect(t, rest, 16) {
+		a, err := r.probe()
+		if err != nil {
+			t.Fatalf("%s: %v", r.tag, err)
+		}
+		if a.Tag != r.tag || a.BatchSize != 4 {
+			t.Errorf("%s: answered %+v, want its own tag in a batch of 4", r.tag, a)
+		}
+		perCall[a.Call] = append(perCall[a.Call], a.Tag)
+	}
+	t.Logf("handler calls and the requests each held: %v", perCall)
+	if len(perCall) != 4 {
+		t.Errorf("the handler was called %d times for 16 requests, want 4 batches of 4", len(perCall))
+	}
+	for call, tags := range perCall {
+		if len(tags) != 4 {
+			t.Errorf("handler call %d held %d requests %v, want 4", call, len(tags), tags)
+		}
+	}
+}
+
+// TestAPIQueueFull holds the only worker of a model with job_queue_size=2
+// and sends six concurrent requests: two wait in the queue and are answered
+// once the worker is free; the four that do not fit are refused at once
+// with 503, Retry-After and the error body, each within 50 ms.
+func TestAPIQueueFull(t *testing.T) {
+	store := t.TempDir()
+	dir := probeModel(t, store, "small", "job_queue_size=2", "minWorkers=1", "maxWorkers=1")
+	s := StartServer(t, Options{Store: store})
+	s.WaitStatus(waitLimit, api.StatusHealthy, "small")
+	g := newGates(t, dir, "go")
+	c := newClient(8)
+	warmConnections(t, c, s, 7)
+
+	first := async(func() reply { return probeCall(c, s, "small", "blocker", "go") })
+	waitSeen(t, dir, "blocker")
+	calls := make([]func() reply, 6)
+	for i := range calls {
+		tag := fmt.Sprintf("q%d", i)
+		calls[i] = func() reply { return probeCall(c, s, "small", tag, "") }
+	}
+	replies := async(calls...)
+	refused := collect(t, replies, 4)
+	for _, r := range refused {
+		checkRefused(t, r)
+	}
+	if n := s.Describe("small").RequestInQueue; n != 2 {
+		t.Errorf("requestInQueue = %d after the refusals, want 2", n)
+	}
+	g.open("go")
+	collect(t, first, 1)
+	for _, r := range collect(t, replies, 2) {
+		if a, err := r.probe(); err != nil || a.Tag != r.tag {
+			t.Errorf("queued request %s: %+v, %v", r.tag, a, err)
+		}
+	}
+}
+
+// checkRefused checks one answer to a request that found the queue full,
+// and logs how long it took.
+func checkRefused(t *testing.T, r reply) {
+	t.Helper()
+	t.Logf("%s: %d in %v", r.tag, r.code, r.took)
+	if r.err != nil || r.code != http.StatusServiceUnavailable {
+		t.Fatalf("%s: want 503 for a full queue, got %d %s %v", r.tag, r.code, r.body, r.err)
+	}
+	if s, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || s < 1 {
+		t.Errorf("%s: Retry-After %q, want a positive number of seconds", r.tag, r.header.Get("Retry-After"))
+	}
+	if e, err := r.problem(); err != nil || e.Type != "ServiceUnavailableException" {
+		t.Errorf("%s: error body %+v, %v", r.tag, e, err)
+	}
+	if r.took > fullQueueLatency {
+		t.Errorf("%s: refused after %v, want within %v", r.tag, r.took, fullQueueLatency)
+	}
+}
+
+// warmConnections opens n keep-alive connections to the server, so that
+// later timed requests do not pay for connecting.
+func warmConnections(t *testing.T, c *http.Client, s *Server, n int) {
+	t.Helper()
+	calls := make([]func() reply, n)
+	for i := range calls {
+		calls[i] = func() reply { return send(c, http.MethodGet, s.Inference+"/ping", nil) }
+	}
+	for _, r := range collect(t, async(calls...), n) {
+		if r.err != nil || r.code != http.StatusOK {
+			t.Fatalf("warm-up ping: %d %v", r.code, r.err)
+		}
+	}
+}
+
+// TestAPIClientGone holds the only worker, queues a request on a raw
+// connection and closes the connection: the request leaves the queue at
+// once, is counted as dropped, and never reaches the worker.
+func TestAPIClientGone(t *testing.T) {
+	store := t.TempDir()
+	dir := probeModel(t, store, "gone", "minWorkers=1", "maxWorkers=1")
+	s := StartServer(t, Options{Store: store})
+	s.WaitStatus(waitLimit, api.StatusHealthy, "gone")
+	g := newGates(t, dir, "go")
+	c := newClient(4)
+
+	first := async(func() reply { return probeCall(c, s, "gone", "blocker", "go") })
+	waitSeen(t, dir, "blocker")
+	conn := rawRequest(t, s, "/predictions/gone", "left")
+	waitQueued(t, s, "gone", 1)
+	if err := conn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitQueued(t, s, "gone", 0)
+	g.open("go")
+	collect(t, first, 1)
+	if a, err := probeCall(c, s, "gone", "after", "").probe(); err != nil {
+		t.Fatalf("request after the slow one: %+v, %v", a, err)
+	}
+	if got := seen(dir); !slices.Equal(got, []string{"blocker", "after"}) {
+		t.Errorf("the worker saw %v, want [blocker after]: the abandoned request reached it", got)
+	}
+	if v, _ := sample(s.scrape(), `switchyard_queue_dropped_total{model="gone",reason="client_gone"}`); v != "1" {
+		t.Errorf("client_gone drops = %q, want 1", v)
+	}
+}
+
+// rawRequest writes one probe request tagged tag on a new connection and
+// returns the connection without reading the answer.
+func rawRequest(t *testing.T, s *Server, path, tag string) net.Conn {
+	t.Helper()
+	u, err := url.Parse(s.Inference)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	req := "POST " + path + " HTTP/1.1\r\nHost: " + u.Host + "\r\nContent-Type: application/json\r\n" +
+		"x-probe-tag: " + tag + "\r\nContent-Length: 2\r\n\r\n{}"
+	if _, err := conn.Write([]byte(req)); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}

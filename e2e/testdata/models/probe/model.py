@@ -1,0 +1,71 @@
+"""A DJL-style handler that lets the end-to-end tests watch the server.
+
+Every request it sees is recorded: its x-probe-tag header is appended to
+seen.log in the model folder (the worker's working directory) before
+anything else happens, so a test can tell which requests reached a worker
+and in what order. A request with an x-probe-gate header holds the worker
+until a file of that name appears in the model folder, which lets a test
+keep the only worker busy while it queues more requests.
+
+Each answer is JSON: the model's probe_name (option.probe_name in
+serving.properties, else the folder's name), the request's tag, the size of
+the batch it travelled in, the number of the handler call that answered it
+(one call per batch, counted per worker process) and the worker's pid.
+"""
+
+import json
+import os
+import time
+
+from djl_python import Input, Output
+
+SEEN = "seen.log"
+GATE_LIMIT = 120.0  # seconds a gated request waits for its file at most
+POLL = 0.01
+
+_name = None
+_calls = 0
+
+
+def handle(inputs: Input):
+    global _name, _calls
+    if inputs.is_empty():
+        _name = inputs.get_property("probe_name") or os.path.basename(os.getcwd())
+        return None
+    _calls += 1
+    items = inputs.get_batches()
+    for item in items:
+        _record(item.get_property("x-probe-tag") or "")
+    for item in items:
+        _hold(item.get_property("x-probe-gate"))
+    out = Output()
+    for i, item in enumerate(items):
+        answer = {
+            "model": _name,
+            "tag": item.get_property("x-probe-tag") or "",
+            "batch_size": len(items),
+            "call": _calls,
+            "pid": os.getpid(),
+        }
+        if inputs.is_batch():
+            out.add_as_json(answer, batch_index=i)
+        else:
+            out.add_as_json(answer)
+    out.add_property("Content-Type", "application/json")
+    return out
+
+
+def _record(tag):
+    """Appends one line to seen.log and makes it visible to readers at once."""
+    with open(SEEN, "a") as f:
+        f.write(tag + "\n")
+
+
+def _hold(gate):
+    """Waits until the gate file exists (a bounded wait)."""
+    if not gate:
+        return
+    gate = os.path.basename(gate)
+    deadline = time.monotonic() + GATE_LIMIT
+    while not os.path.exists(gate) and time.monotonic() < deadline:
+        time.sleep(POLL)
