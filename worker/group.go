@@ -30,11 +30,11 @@ func (g *group) isGPU() bool { return g.device.DeviceType == "gpu" }
 
 func (g *group) minWorkers() int { return g.min }
 
-// live counts workers that can take requests.
+// live counts workers that can take requests and are not on their way out.
 func (g *group) live() int {
 	n := 0
 	for _, w := range g.workers {
-		if s := w.getState(); s == workerReady || s == workerBusy {
+		if w.serving() {
 			n++
 		}
 	}
@@ -45,7 +45,7 @@ func (g *group) live() int {
 func (g *group) permanent() int {
 	n := 0
 	for _, w := range g.workers {
-		if !w.temporary && !w.stopping() {
+		if !w.isTemporary() && !w.stopping() {
 			n++
 		}
 	}
@@ -99,12 +99,12 @@ func (g *group) record(f figures) api.WorkerGroup {
 func (w *run) record(f figures) api.WorkerRecord {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	rec := api.WorkerRecord{ID: w.id, Status: w.state, Temporary: w.temporary, StartTime: w.began}
+	rec := api.WorkerRecord{ID: w.id, Status: w.state, Temporary: w.temporary, StartTime: recordTime(w.began)}
 	if w.proc == nil {
 		return rec
 	}
 	pid := w.proc.PID()
-	rec.PID, rec.Socket, rec.StartTime = pid, w.proc.Socket(), w.proc.Started().UTC().Truncate(time.Millisecond)
+	rec.PID, rec.Socket, rec.StartTime = pid, w.proc.Socket(), recordTime(w.proc.Started())
 	rec.RSSMiB = rssMiB(pid)
 	if f.gpuMiB != nil && w.g.isGPU() {
 		v := f.gpuMiB[pid]
@@ -112,3 +112,6 @@ func (w *run) record(f figures) api.WorkerRecord {
 	}
 	return rec
 }
+
+// recordTime is a time as describe records show it: UTC, to the millisecond.
+func recordTime(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }

@@ -42,6 +42,9 @@ func (w *run) serveBatches(ctx context.Context, p *Process) exit {
 		if err != nil {
 			return w.why(p, nil)
 		}
+		if jobs = m.exp.claimAll(jobs); len(jobs) == 0 {
+			continue
+		}
 		w.busy()
 		perr := w.dispatch(p, jobs)
 		w.idle()
@@ -51,15 +54,42 @@ func (w *run) serveBatches(ctx context.Context, p *Process) exit {
 	}
 }
 
+// errRetune ends a worker's wait for work when its kind changed, so that
+// it waits again under the idle limit of its new kind.
+var errRetune = errors.New("worker: kind changed")
+
 // next takes the next batch. A temporary worker gives up after max_idle_time
 // without work.
-func (w *run) next(ctx context.Context, max int, delay time.Duration) ([]*batching.Job, error) {
-	if w.temporary {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, w.idleSince().Add(w.g.m.cfg.MaxIdleTime))
-		defer cancel()
+func (w *run) next(ctx context.Context, limit int, delay time.Duration) ([]*batching.Job, error) {
+	for {
+		wctx, cancel := w.waitContext(ctx)
+		jobs, err := w.g.m.currentQueue().Next(wctx, limit, delay)
+		cancel(nil)
+		if err == nil || ctx.Err() != nil || !errors.Is(context.Cause(wctx), errRetune) {
+			return jobs, err
+		}
 	}
-	return w.g.m.currentQueue().Next(ctx, max, delay)
+}
+
+// waitContext returns the context of one wait for work: it ends with ctx,
+// when the worker's kind changes, and for a temporary worker max_idle_time
+// after its last work.
+func (w *run) waitContext(ctx context.Context) (context.Context, context.CancelCauseFunc) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	wctx, cancel := context.WithCancelCause(ctx)
+	if w.temporary {
+		var stop context.CancelFunc
+		wctx, stop = context.WithDeadline(wctx, w.lastActive.Add(w.g.m.cfg.MaxIdleTime))
+		cancel = both(cancel, stop)
+	}
+	w.retune = cancel
+	return wctx, cancel
+}
+
+// both returns a cancel function that calls cause and then stop.
+func both(cause context.CancelCauseFunc, stop context.CancelFunc) context.CancelCauseFunc {
+	return func(err error) { cause(err); stop() }
 }
 
 // why tells a stop from a death once serving ends.
@@ -90,7 +120,7 @@ func (w *run) dispatch(p *Process, jobs []*batching.Job) error {
 	ctx := m.reg.ctx // a stop lets the batch finish; only a forced shutdown cuts it
 	if len(jobs) == 1 {
 		resp, err := p.Predict(ctx, &jobs[0].Input)
-		return answer(ctx, p, jobs[0], resp, err)
+		return answer(ctx, p, jobs[0], resp, m.reg.cutOff(err))
 	}
 	ins := make([]*batching.Input, len(jobs))
 	for i, j := range jobs {
@@ -98,6 +128,7 @@ func (w *run) dispatch(p *Process, jobs []*batching.Job) error {
 	}
 	results, err := p.PredictBatch(ctx, ins)
 	if err != nil {
+		err = m.reg.cutOff(err)
 		failAll(jobs, err)
 		return err
 	}
@@ -139,12 +170,6 @@ func (w *run) idle() {
 	w.mu.Unlock()
 }
 
-func (w *run) idleSince() time.Time {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.lastActive
-}
-
 // serveRolling is the rolling-batch loop: requests go to the worker as they
 // arrive, up to max_rolling_batch_size in flight, each tagged with its own
 // tracking id.
@@ -161,6 +186,10 @@ func (w *run) serveRolling(ctx context.Context, p *Process) exit {
 		if err != nil {
 			<-slots
 			return w.why(p, nil)
+		}
+		if jobs = m.exp.claimAll(jobs); len(jobs) == 0 {
+			<-slots
+			continue
 		}
 		for range len(jobs) - 1 {
 			slots <- struct{}{} // next never takes more than are free

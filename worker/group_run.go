@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-
-	"github.com/switchyard/switchyard/api"
 )
 
 // Restart backoff: 1 s doubling to 60 s, back to 1 s after a healthy minute.
@@ -21,19 +19,20 @@ const (
 // run is one worker slot of a group. One goroutine (loop) owns it and the
 // process it starts, restarts the process when it dies, and stops it.
 type run struct {
-	g         *group
-	id        int
-	temporary bool
-	ctx       context.Context // canceled to stop the worker after its current batch
-	cancel    context.CancelFunc
-	done      chan struct{}
+	g      *group
+	id     int
+	ctx    context.Context // canceled to stop the worker after its current batch
+	cancel context.CancelFunc
+	done   chan struct{}
 
 	mu         sync.Mutex
+	temporary  bool // released after max_idle_time without work; not restarted
 	state      string
 	proc       *Process
 	began      time.Time
 	lastActive time.Time
 	quitting   bool
+	retune     context.CancelCauseFunc // ends the wait for the next batch, to apply a new kind
 }
 
 // exit says why serving a process ended.
@@ -63,6 +62,31 @@ func (w *run) stopping() bool {
 	return w.quitting
 }
 
+// serving reports whether the worker takes requests and is not stopping.
+func (w *run) serving() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return !w.quitting && (w.state == workerReady || w.state == workerBusy)
+}
+
+func (w *run) isTemporary() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.temporary
+}
+
+// setTemporary changes the worker's kind, and wakes it from its wait for
+// work so that the idle limit of its new kind applies at once.
+func (w *run) setTemporary(temp bool) {
+	w.mu.Lock()
+	w.temporary = temp
+	retune := w.retune
+	w.mu.Unlock()
+	if retune != nil {
+		retune(errRetune)
+	}
+}
+
 // stop asks the worker to stop after its current batch.
 func (w *run) stop() {
 	w.mu.Lock()
@@ -84,19 +108,16 @@ func (w *run) log() *zap.Logger {
 // loop starts the worker's process, serves it, and restarts it with backoff
 // until the worker is stopped or the model fails.
 func (w *run) loop() {
-	m := w.g.m
-	defer m.wg.Done()
+	defer w.g.m.wg.Done()
 	defer close(w.done)
 	defer w.leave()
-	backoff := backoffMin
+	var b backoff
 	for w.ctx.Err() == nil {
 		p, err := w.start()
 		if err != nil {
-			if w.ctx.Err() != nil || m.workerFailed(err, tailOf(err)) || w.temporary {
+			if w.startFailed(err, &b) {
 				return
 			}
-			w.log().Warn("worker failed to start", zap.Error(err), zap.Duration("backoff", backoff))
-			backoff = w.pause(backoff)
 			continue
 		}
 		began := time.Now()
@@ -105,23 +126,71 @@ func (w *run) loop() {
 		if why == exitStopped || w.ctx.Err() != nil {
 			return
 		}
-		m.reg.metrics.restarted(m.name)
-		if why == exitTimeout {
-			continue // its state was unknown; a fresh worker at once
-		}
-		if time.Since(began) >= healthyRunTime {
-			backoff = backoffMin
-		}
-		w.log().Warn("worker died", zap.Error(p.Err()), zap.Duration("backoff", backoff))
-		if m.workerFailed(p.Err(), p.StderrTail()) || w.temporary {
+		if w.died(p, why, time.Since(began), &b) {
 			return
 		}
-		backoff = w.pause(backoff)
 	}
 }
 
-// pause waits out the backoff and returns the next one.
-func (w *run) pause(d time.Duration) time.Duration {
+// startFailed handles a failed start and reports whether the loop ends. A
+// temporary worker that finds no memory just goes: that is no fault of the
+// model.
+func (w *run) startFailed(err error, b *backoff) bool {
+	if w.ctx.Err() != nil || w.isTemporary() && isMemoryError(err) {
+		return true
+	}
+	if w.g.m.workerFailed(err, tailOf(err)) || w.isTemporary() {
+		return true
+	}
+	d := b.next()
+	w.log().Warn("worker failed to start", zap.Error(err), zap.Duration("backoff", d))
+	w.pause(d)
+	return false
+}
+
+// died handles a process that ended on its own (or was killed at its
+// predict timeout) after ran, and reports whether the loop ends.
+func (w *run) died(p *Process, why exit, ran time.Duration, b *backoff) bool {
+	m := w.g.m
+	m.reg.metrics.restarted(m.name)
+	if why == exitTimeout {
+		return false // its state was unknown; a fresh worker at once
+	}
+	b.ran(ran)
+	if m.workerFailed(p.Err(), p.StderrTail()) || w.isTemporary() {
+		w.log().Warn("worker died", zap.Error(p.Err()))
+		return true
+	}
+	d := b.next()
+	w.log().Warn("worker died; restarting", zap.Error(p.Err()), zap.Duration("backoff", d))
+	w.pause(d)
+	return false
+}
+
+// backoff is the restart delay of one worker slot: backoffMin, doubling at
+// each failure up to backoffMax, and back to backoffMin once a process has
+// run healthyRunTime.
+type backoff struct{ last time.Duration }
+
+// next returns the delay before the next restart.
+func (b *backoff) next() time.Duration {
+	if b.last == 0 {
+		b.last = backoffMin
+	} else {
+		b.last = min(2*b.last, backoffMax)
+	}
+	return b.last
+}
+
+// ran notes how long the last process ran.
+func (b *backoff) ran(d time.Duration) {
+	if d >= healthyRunTime {
+		b.last = 0
+	}
+}
+
+// pause waits out a restart delay, or until the worker is stopped.
+func (w *run) pause(d time.Duration) {
 	w.setState(workerBackoff)
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -129,7 +198,6 @@ func (w *run) pause(d time.Duration) time.Duration {
 	case <-t.C:
 	case <-w.ctx.Done():
 	}
-	return min(2*d, backoffMax)
 }
 
 // start checks memory and starts one process for the worker.
@@ -148,18 +216,19 @@ func (w *run) start() (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.setProc(p)
 	w.mu.Lock()
-	w.state, w.lastActive = workerReady, time.Now()
+	w.proc, w.state, w.lastActive = p, workerReady, time.Now()
 	w.mu.Unlock()
 	w.g.m.workerReady(initProp(p, "rolling_batch"))
 	return p, nil
 }
 
-// retire stops a process that is done serving.
+// retire stops a process that is done serving. Once a forced shutdown has
+// begun, the process is killed at once instead of given its SIGTERM grace.
 func (w *run) retire(p *Process) {
 	w.setState(workerStopping)
-	ctx, cancel := context.WithTimeout(context.Background(), w.g.m.reg.stopGrace()+time.Second)
+	reg := w.g.m.reg
+	ctx, cancel := context.WithTimeout(reg.ctx, reg.stopGrace()+time.Second)
 	defer cancel()
 	if err := p.Stop(ctx); err != nil {
 		w.log().Warn("worker stop", zap.Error(err))
@@ -173,6 +242,7 @@ func (w *run) leave() {
 	m := w.g.m
 	m.mu.Lock()
 	w.g.remove(w)
+	m.changedLocked()
 	m.mu.Unlock()
 	m.poke()
 }
@@ -184,10 +254,4 @@ func tailOf(err error) []string {
 		return se.Stderr
 	}
 	return nil
-}
-
-// isMemoryError reports whether err means no device had room: a model in that
-// state fails at once instead of retrying.
-func isMemoryError(err error) bool {
-	return errors.Is(err, api.ErrInsufficientMemory)
 }

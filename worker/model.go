@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -29,13 +30,14 @@ type Model struct {
 	url     string
 	cfg     *properties.Model
 	startup bool
-	queue   *batching.Queue
+	exp     expiry // deadlines of the jobs waiting in the queue
 
 	ctx    context.Context // canceled when the model is removed
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // worker and scaler goroutines
 
 	mu        sync.Mutex
+	queue     *batching.Queue
 	state     modelState
 	failures  int    // consecutive worker failures
 	lastErr   string // last failure, with the stderr tail
@@ -43,7 +45,7 @@ type Model struct {
 	rolling   string // dispatch mode the workers report: "disable" or a rolling-batch backend
 	groups    []*group
 	workerSeq int
-	settled   chan struct{} // closed when the first load ends (ready or failed)
+	changed   chan struct{} // closed and replaced whenever state or worker counts change
 	scaleReq  chan struct{}
 }
 
@@ -55,7 +57,7 @@ func newModel(reg *Registry, name, url string, cfg *properties.Model, startup bo
 		ctx:      ctx,
 		cancel:   cancel,
 		rolling:  initialRolling(cfg.RollingBatch),
-		settled:  make(chan struct{}),
+		changed:  make(chan struct{}),
 		scaleReq: make(chan struct{}, 1),
 	}
 }
@@ -96,10 +98,8 @@ func (m *Model) status() string {
 	case stateFailed:
 		return api.StatusFailed
 	}
-	for _, g := range m.groups {
-		if g.live() < g.minWorkers() {
-			return api.StatusUnhealthy
-		}
+	if !m.minimumLiveLocked() {
+		return api.StatusUnhealthy
 	}
 	return api.StatusHealthy
 }
@@ -110,11 +110,14 @@ func (m *Model) workerReady(rolling string) {
 	m.setRolling(rolling)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.state == stateFailed || m.state == stateRemoved {
+		return
+	}
 	m.failures = 0
 	if m.state == stateLoading && m.minimumLiveLocked() {
 		m.state = stateReady
-		m.settleLocked()
 	}
+	m.changedLocked()
 }
 
 // minimumLiveLocked reports whether every group has its minimum of live workers.
@@ -127,25 +130,44 @@ func (m *Model) minimumLiveLocked() bool {
 	return true
 }
 
-func (m *Model) settleLocked() {
-	select {
-	case <-m.settled:
-	default:
-		close(m.settled)
+// changedLocked wakes everyone waiting for the model to change; m.mu is held.
+func (m *Model) changedLocked() {
+	close(m.changed)
+	m.changed = make(chan struct{})
+}
+
+// waitUntil blocks until cond, called with m.mu held, is true or ctx is done.
+func (m *Model) waitUntil(ctx context.Context, cond func() bool) error {
+	for {
+		m.mu.Lock()
+		ok, ch := cond(), m.changed
+		m.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 
 // workerFailed counts a worker that failed to load or died, and reports
-// whether the model is now FAILED.
+// whether the worker must not be restarted: the model is now FAILED, or it
+// is gone. A worker that finds no memory while the model first loads fails
+// the model at once (507), since waiting will not make room.
 func (m *Model) workerFailed(err error, stderr []string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.state == stateRemoved {
+	if m.state == stateRemoved || m.state == stateFailed {
 		return true
 	}
 	m.failures++
 	m.lastErr = describeFailure(err, stderr)
-	if m.failures < m.reg.retryThreshold() && !isMemoryError(err) {
+	m.changedLocked()
+	firstLoadOOM := m.state == stateLoading && isMemoryError(err)
+	if m.failures < m.reg.retryThreshold() && !firstLoadOOM {
 		return false
 	}
 	m.failLocked()
@@ -157,7 +179,7 @@ func (m *Model) workerFailed(err error, stderr []string) bool {
 // scaled or registered anew.
 func (m *Model) failLocked() {
 	m.state = stateFailed
-	m.settleLocked()
+	m.changedLocked()
 	for _, g := range m.groups {
 		for _, w := range g.workers {
 			w.stop()
@@ -166,6 +188,17 @@ func (m *Model) failLocked() {
 	old := m.queue
 	m.queue = batching.NewQueue(old.Cap())
 	old.Close(fmt.Errorf("%w: model %s", api.ErrModelFailed, m.name))
+	m.exp.stopAll()
+}
+
+// reviveLocked gives a FAILED model a fresh start: its failures are
+// forgotten and it loads again.
+func (m *Model) reviveLocked() {
+	if m.state != stateFailed {
+		return
+	}
+	m.state, m.failures, m.lastErr = stateLoading, 0, ""
+	m.changedLocked()
 }
 
 // currentQueue returns the model's queue.
@@ -177,6 +210,9 @@ func (m *Model) currentQueue() *batching.Queue {
 
 // fillLocked starts every missing permanent worker.
 func (m *Model) fillLocked() {
+	if m.state == stateRemoved || m.state == stateFailed {
+		return
+	}
 	for _, g := range m.groups {
 		for g.permanent() < g.min {
 			m.startLocked(g, false)
@@ -184,22 +220,33 @@ func (m *Model) fillLocked() {
 	}
 	if m.state == stateLoading && m.totalMinLocked() == 0 {
 		m.state = stateReady
-		m.settleLocked()
+		m.changedLocked()
 	}
 }
 
 // describeFailure is the error text of a describe record: the error, then
-// the last lines the worker wrote to stderr (the Python traceback).
+// the worker's stderr from its last Python traceback on, or its last
+// failureTailLines lines when it wrote no traceback.
 func describeFailure(err error, stderr []string) string {
 	msg := err.Error()
 	if len(stderr) == 0 {
 		return msg
 	}
-	const keep = 15
-	if len(stderr) > keep {
-		stderr = stderr[len(stderr)-keep:]
+	return msg + "\n" + strings.Join(failureTail(stderr), "\n")
+}
+
+// failureTailLines is how much stderr a failure keeps when it holds no
+// traceback.
+const failureTailLines = 15
+
+// failureTail returns the lines of stderr from the last traceback on.
+func failureTail(stderr []string) []string {
+	for i := len(stderr) - 1; i >= 0; i-- {
+		if strings.HasPrefix(stderr[i], "Traceback (most recent call last)") {
+			return stderr[i:]
+		}
 	}
-	return msg + "\n" + strings.Join(stderr, "\n")
+	return stderr[max(0, len(stderr)-failureTailLines):]
 }
 
 // failed reports whether the model is FAILED, and why.
@@ -209,15 +256,36 @@ func (m *Model) failed() (bool, string) {
 	return m.state == stateFailed, m.lastErr
 }
 
-// waitSettled blocks until the first load ends or ctx is done.
+// waitSettled blocks until the model has loaded or failed, or ctx is done.
 func (m *Model) waitSettled(ctx context.Context) error {
-	select {
-	case <-m.settled:
-	case <-ctx.Done():
-		return ctx.Err()
+	err := m.waitUntil(ctx, func() bool { return m.state != stateLoading })
+	if err != nil {
+		return err
 	}
-	if bad, why := m.failed(); bad {
-		return fmt.Errorf("%w: model %s failed to load: %s", api.ErrModelFailed, m.name, firstLine(why))
+	return m.loadError()
+}
+
+// waitMinimum blocks until every group has its minimum of live workers, the
+// model has failed or is gone, or ctx is done.
+func (m *Model) waitMinimum(ctx context.Context) error {
+	err := m.waitUntil(ctx, func() bool {
+		return m.state == stateFailed || m.state == stateRemoved || m.state == stateReady && m.minimumLiveLocked()
+	})
+	if err != nil {
+		return err
+	}
+	return m.loadError()
+}
+
+// loadError says why the model cannot serve, if it cannot.
+func (m *Model) loadError() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch m.state {
+	case stateFailed:
+		return fmt.Errorf("%w: model %s failed to load: %s", api.ErrModelFailed, m.name, firstLine(m.lastErr))
+	case stateRemoved:
+		return fmt.Errorf("%w: %s", api.ErrModelNotFound, m.name)
 	}
 	return nil
 }
@@ -229,25 +297,39 @@ func firstLine(s string) string {
 	return s
 }
 
-// submit queues a job for this model.
+// submit queues a job for this model. A job without a deadline gets
+// predict_timeout: it is answered with batching.ErrExpired when no worker
+// has taken it by then.
 func (m *Model) submit(j *batching.Job) error {
 	m.mu.Lock()
 	state, q := m.state, m.queue
 	m.mu.Unlock()
+	if err := m.refusal(state); err != nil {
+		return err
+	}
+	j.SetDeadline(j.Created().Add(m.cfg.PredictTimeout))
+	m.exp.watch(j)
+	if err := q.Push(j); err != nil {
+		m.exp.forget(j)
+		return fmt.Errorf("model %s: %w", m.name, err)
+	}
+	m.poke()
+	return nil
+}
+
+// refusal is why a model in state takes no request, or nil.
+func (m *Model) refusal(state modelState) error {
 	switch state {
 	case stateFailed:
 		return fmt.Errorf("%w: model %s is FAILED; scale or re-register it", api.ErrModelFailed, m.name)
 	case stateRemoved:
+		if m.reg.isClosed() {
+			return fmt.Errorf("%w: model %s: server shutting down", batching.ErrClosed, m.name)
+		}
 		return fmt.Errorf("%w: %s", api.ErrModelNotFound, m.name)
 	case stateLoading:
 		return fmt.Errorf("%w: model %s is loading", api.ErrNotReady, m.name)
 	}
-	j.SetDeadline(j.Created().Add(m.cfg.PredictTimeout))
-	if err := q.Push(j); err != nil {
-		return fmt.Errorf("model %s: %w", m.name, err)
-	}
-	m.reg.metrics.queued(m.name)
-	m.poke()
 	return nil
 }
 
@@ -269,14 +351,15 @@ func (m *Model) totalMinLocked() int {
 
 // record builds the describe record.
 func (m *Model) record() api.ModelRecord {
+	q := m.currentQueue()
 	rec := api.ModelRecord{
 		ModelName:           m.name,
 		ModelURL:            m.url,
 		BatchSize:           m.cfg.BatchSize,
 		MaxBatchDelayMillis: int(m.cfg.MaxBatchDelay / time.Millisecond),
 		MaxIdleSeconds:      int(m.cfg.MaxIdleTime / time.Second),
-		QueueSize:           m.currentQueue().Cap(),
-		RequestInQueue:      m.currentQueue().Len(),
+		QueueSize:           q.Cap(),
+		RequestInQueue:      q.Len(),
 		Status:              m.status(),
 		LoadedAtStartup:     m.startup,
 		WorkerGroups:        []api.WorkerGroup{},
@@ -293,4 +376,9 @@ func (m *Model) record() api.ModelRecord {
 		rec.WorkerGroups = append(rec.WorkerGroups, g.record(figures))
 	}
 	return rec
+}
+
+// isMemoryError reports whether err means no device had room.
+func isMemoryError(err error) bool {
+	return errors.Is(err, api.ErrInsufficientMemory)
 }

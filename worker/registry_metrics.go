@@ -64,9 +64,6 @@ func newMetrics(r *Registry, reg prometheus.Registerer) (*metrics, error) {
 	return m, nil
 }
 
-// queued notes a job entering a model's queue (the depth is read at scrape).
-func (m *metrics) queued(string) {}
-
 // dispatched records a batch leaving the queue.
 func (m *metrics) dispatched(model string, jobs []*batching.Job) {
 	now := time.Now()
@@ -108,7 +105,7 @@ func (m *metrics) collectModel(ch chan<- prometheus.Metric, model *Model) {
 	ch <- prometheus.MustNewConstMetric(m.queueDepth, prometheus.GaugeValue, float64(q.Len()), model.name)
 	ch <- prometheus.MustNewConstMetric(m.queueCap, prometheus.GaugeValue, float64(q.Cap()), model.name)
 	ch <- prometheus.MustNewConstMetric(m.dropped, prometheus.CounterValue, float64(st.Dropped), model.name, "client_gone")
-	ch <- prometheus.MustNewConstMetric(m.dropped, prometheus.CounterValue, float64(st.Expired), model.name, "expired")
+	ch <- prometheus.MustNewConstMetric(m.dropped, prometheus.CounterValue, float64(st.Expired+model.exp.count()), model.name, "expired")
 	ch <- prometheus.MustNewConstMetric(m.dropped, prometheus.CounterValue, float64(st.Rejected), model.name, "queue_full")
 	counts := map[[2]string]int{}
 	for _, g := range model.record().WorkerGroups {

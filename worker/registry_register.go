@@ -138,7 +138,7 @@ func (r *Registry) prepare(req api.RegisterRequest, startup bool) (*Model, error
 // skip the root check.
 func (r *Registry) resolveURL(url string, startup bool) (string, error) {
 	if url == "" {
-		return "", fmt.Errorf("%w: Parameter url is required.", api.ErrBadRequest)
+		return "", fmt.Errorf("%w: parameter url is required", api.ErrBadRequest)
 	}
 	path := strings.TrimPrefix(url, "file://")
 	if strings.Contains(path, "://") {
@@ -244,41 +244,54 @@ func containsInt(xs []int, x int) bool {
 // admit puts a prepared model into the registry and starts it. A FAILED
 // model of the same name is replaced; any other is a conflict.
 func (r *Registry) admit(m *Model) error {
-	if err := r.memoryPrecheck(m); err != nil {
+	if err := r.checkAdmit(m); err != nil {
 		return err
 	}
 	r.mu.Lock()
+	old, err := r.swapIn(m)
+	r.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if old != nil {
+		old.remove(context.Background(), "replaced")
+	}
+	err = m.prepareDeps()
+	m.mu.Lock()
+	m.launchLocked(err)
+	m.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("%w: %w", api.ErrModelFailed, err)
+	}
+	r.log.Info("model registered", zap.String("model", m.name), zap.String("url", m.url))
+	return nil
+}
+
+// checkAdmit refuses a model whose name is taken by a model that is not
+// FAILED (409) before it checks memory (507).
+func (r *Registry) checkAdmit(m *Model) error {
+	if old, err := r.lookup(m.name); err == nil {
+		if bad, _ := old.failed(); !bad {
+			return fmt.Errorf("%w: %s", api.ErrModelExists, m.name)
+		}
+	}
+	return r.memoryPrecheck(m)
+}
+
+// swapIn puts m in the registry and returns the FAILED model it replaces,
+// if any; r.mu is held.
+func (r *Registry) swapIn(m *Model) (*Model, error) {
 	if r.closed {
-		r.mu.Unlock()
-		return fmt.Errorf("%w: server shutting down", batching.ErrClosed)
+		return nil, fmt.Errorf("%w: server shutting down", batching.ErrClosed)
 	}
 	old := r.models[m.name]
 	if old != nil {
 		if bad, _ := old.failed(); !bad {
-			r.mu.Unlock()
-			return fmt.Errorf("%w: %s", api.ErrModelExists, m.name)
+			return nil, fmt.Errorf("%w: %s", api.ErrModelExists, m.name)
 		}
 	}
 	r.models[m.name] = m
-	r.mu.Unlock()
-	if old != nil {
-		old.remove(context.Background(), "replaced")
-	}
-	if err := m.prepareDeps(); err != nil {
-		m.mu.Lock()
-		m.failures = r.retryThreshold()
-		m.lastErr = err.Error()
-		m.failLocked()
-		m.mu.Unlock()
-		return fmt.Errorf("%w: %w", api.ErrModelFailed, err)
-	}
-	m.mu.Lock()
-	m.fillLocked()
-	m.mu.Unlock()
-	m.wg.Add(1)
-	go m.scaler()
-	r.log.Info("model registered", zap.String("model", m.name), zap.String("url", m.url))
-	return nil
+	return old, nil
 }
 
 // memoryPrecheck refuses a model whose first worker has no room anywhere
@@ -299,116 +312,20 @@ func (r *Registry) memoryPrecheck(m *Model) error {
 	return nil
 }
 
-// Unregister removes a model: queued requests are answered with 503, its
-// workers finish their current batch and stop.
-func (r *Registry) Unregister(ctx context.Context, name string) error {
-	r.mu.Lock()
-	m := r.models[name]
-	if m == nil {
-		r.mu.Unlock()
-		return fmt.Errorf("%w: %s", api.ErrModelNotFound, name)
+// launchLocked starts the model's workers and its scaler, or marks it FAILED
+// when its requirements did not install. The scaler runs either way, since
+// a scale may revive a FAILED model. A model removed meanwhile starts
+// nothing.
+func (m *Model) launchLocked(depsErr error) {
+	if m.state == stateRemoved {
+		return
 	}
-	delete(r.models, name)
-	r.mu.Unlock()
-	m.remove(ctx, "unregistered")
-	r.metrics.forget(name)
-	r.log.Info("model unregistered", zap.String("model", name))
-	return nil
-}
-
-// remove closes the model's queue, stops its workers and waits for them.
-func (m *Model) remove(ctx context.Context, why string) {
-	m.detach(why)
-	m.wait(ctx)
-}
-
-// detach marks the model removed, answers its queue with 503 and asks its
-// workers to stop after their current batch.
-func (m *Model) detach(why string) {
-	m.mu.Lock()
-	m.state = stateRemoved
-	m.settleLocked()
-	q := m.queue
-	m.mu.Unlock()
-	q.Close(fmt.Errorf("model %s %s", m.name, why))
-	m.cancel()
-}
-
-// wait blocks until the model's goroutines are done or ctx ends.
-func (m *Model) wait(ctx context.Context) {
-	done := make(chan struct{})
-	go func() { m.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
+	if depsErr != nil {
+		m.lastErr = depsErr.Error()
+		m.failLocked()
+	} else {
+		m.fillLocked()
 	}
-}
-
-// Scale changes a model's minimum and maximum workers. Surplus workers stop
-// after their current batch; a FAILED model is given a fresh start. With
-// req.Synchronous it returns once the minimum is live (or the model failed).
-func (r *Registry) Scale(ctx context.Context, name string, req api.ScaleRequest) error {
-	m, err := r.lookup(name)
-	if err != nil {
-		return err
-	}
-	if err := checkScale(req); err != nil {
-		return err
-	}
-	m.mu.Lock()
-	m.setCounts(req)
-	if m.state == stateFailed {
-		m.state, m.failures, m.lastErr = stateLoading, 0, ""
-		m.settled = make(chan struct{})
-	}
-	m.shrinkLocked()
-	m.fillLocked()
-	if m.state == stateLoading && m.minimumLiveLocked() {
-		m.state = stateReady
-		m.settleLocked()
-	}
-	m.mu.Unlock()
-	m.poke()
-	if !req.Synchronous {
-		return nil
-	}
-	return m.waitSettled(ctx)
-}
-
-func checkScale(req api.ScaleRequest) error {
-	if req.MinWorker != nil && *req.MinWorker < 0 || req.MaxWorker != nil && *req.MaxWorker < 0 {
-		return fmt.Errorf("%w: worker counts must not be negative", api.ErrBadRequest)
-	}
-	if req.MinWorker != nil && req.MaxWorker != nil && *req.MaxWorker < *req.MinWorker {
-		return fmt.Errorf("%w: max_worker %d is below min_worker %d", api.ErrBadRequest, *req.MaxWorker, *req.MinWorker)
-	}
-	return nil
-}
-
-// Shutdown stops taking models and requests, answers what is queued with
-// 503, lets in-flight batches finish until ctx is done, then stops every
-// worker (killing those still busy) and removes their socket files.
-func (r *Registry) Shutdown(ctx context.Context) error {
-	r.mu.Lock()
-	r.closed = true
-	ms := make([]*Model, 0, len(r.models))
-	for _, m := range r.models {
-		ms = append(ms, m)
-	}
-	r.mu.Unlock()
-	for _, m := range ms {
-		m.detach("stopped: server shutting down")
-	}
-	waitAll := func(ctx context.Context) {
-		for _, m := range ms {
-			m.wait(ctx)
-		}
-	}
-	waitAll(ctx)
-	if ctx.Err() == nil {
-		return nil
-	}
-	r.cancel() // cut what is still in flight; the workers stop
-	waitAll(context.Background())
-	return fmt.Errorf("worker: shutdown grace period ended with work in flight: %w", ctx.Err())
+	m.wg.Add(1)
+	go m.scaler()
 }

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -47,6 +48,21 @@ func (m *Model) grow() {
 	if m.state != stateReady || m.anyStartingLocked() {
 		return
 	}
+	room := m.roomLocked()
+	if room == nil {
+		return
+	}
+	g, err := m.reg.placeTemporary(m, room)
+	if err != nil || g == nil {
+		m.reg.log.Debug("no room for a temporary worker", zap.String("model", m.name), zap.Error(err))
+		return
+	}
+	m.startLocked(g, true)
+}
+
+// roomLocked returns the groups that may take a temporary worker when
+// batching.ScaleUp says the model needs one, else nil.
+func (m *Model) roomLocked() []*group {
 	alive, limit := 0, 0
 	var room []*group
 	for _, g := range m.groups {
@@ -56,15 +72,10 @@ func (m *Model) grow() {
 			room = append(room, g)
 		}
 	}
-	if len(room) == 0 || !batching.ScaleUp(m.queue.Len(), m.cfg.BatchSize, alive, limit) {
-		return
+	if !batching.ScaleUp(m.queue.Len(), m.cfg.BatchSize, alive, limit) {
+		return nil
 	}
-	g, err := m.reg.placeTemporary(m, room)
-	if err != nil || g == nil {
-		m.reg.log.Debug("no room for a temporary worker", zap.String("model", m.name), zap.Error(err))
-		return
-	}
-	m.startLocked(g, true)
+	return room
 }
 
 func (m *Model) anyStartingLocked() bool {
@@ -84,6 +95,7 @@ func (m *Model) startLocked(g *group, temporary bool) {
 	g.workers = append(g.workers, w)
 	m.wg.Add(1)
 	go w.loop()
+	m.changedLocked()
 }
 
 // nextWorkerID numbers the model's workers from 1.
@@ -92,23 +104,9 @@ func (m *Model) nextWorkerID() int {
 	return m.workerSeq
 }
 
-// shrinkLocked asks workers beyond each group's maximum to stop after their
-// current batch, temporary ones first.
-func (m *Model) shrinkLocked() {
-	for _, g := range m.groups {
-		extra := g.active() - g.max
-		for _, temp := range []bool{true, false} {
-			for _, w := range g.workers {
-				if extra > 0 && w.temporary == temp && !w.stopping() {
-					w.stop()
-					extra--
-				}
-			}
-		}
-	}
-}
-
-// setCounts changes every group's minimum and maximum.
+// setCounts changes every group's minimum and maximum. A maximum set below
+// the minimum (alone) lowers the minimum, and a minimum set above the
+// maximum (alone) raises the maximum.
 func (m *Model) setCounts(req api.ScaleRequest) {
 	for _, g := range m.groups {
 		if req.MinWorker != nil {
@@ -117,8 +115,83 @@ func (m *Model) setCounts(req api.ScaleRequest) {
 		if req.MaxWorker != nil {
 			g.max = *req.MaxWorker
 		}
-		if g.max < g.min {
+		switch {
+		case g.max >= g.min:
+		case req.MaxWorker != nil && req.MinWorker == nil:
+			g.min = g.max
+		default:
 			g.max = g.min
 		}
 	}
+}
+
+// rebalanceLocked fits the running workers to new counts: temporary workers
+// become permanent while a group is below its minimum, permanent workers
+// beyond the minimum become temporary, and workers beyond the maximum stop
+// after their current batch, temporary ones first. fillLocked then starts
+// what is still missing.
+func (m *Model) rebalanceLocked() {
+	for _, g := range m.groups {
+		g.retag(true, g.min-g.permanent())
+		g.retag(false, g.permanent()-g.min)
+		g.shrink()
+	}
+}
+
+// retag turns up to n workers that are temporary (when promote is set) or
+// permanent (else) into the other kind. Promotion takes serving workers
+// first; demotion takes the others (starting, in backoff) first.
+func (g *group) retag(promote bool, n int) {
+	for _, w := range g.candidates(promote) {
+		if n <= 0 {
+			return
+		}
+		if w.isTemporary() == promote {
+			w.setTemporary(!promote)
+			n--
+		}
+	}
+}
+
+// shrink asks the workers beyond the group's maximum to stop after their
+// current batch: temporary ones first, and of each kind those that do not
+// serve first, then idle ones, then busy ones.
+func (g *group) shrink() {
+	extra := g.active() - g.max
+	for _, temp := range []bool{true, false} {
+		for _, w := range g.candidates(false) {
+			if extra > 0 && w.isTemporary() == temp {
+				w.stop()
+				extra--
+			}
+		}
+	}
+}
+
+// candidates returns the group's workers that are not stopping, ordered by
+// how much they are doing: not serving (starting, in backoff), idle, busy;
+// busiest first when busyFirst is set.
+func (g *group) candidates(busyFirst bool) []*run {
+	rank := func(w *run) int {
+		switch w.getState() {
+		case workerBusy:
+			return 2
+		case workerReady:
+			return 1
+		}
+		return 0
+	}
+	var out []*run
+	for _, w := range g.workers {
+		if !w.stopping() {
+			out = append(out, w)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *run) int {
+		if busyFirst {
+			return rank(b) - rank(a)
+		}
+		return rank(a) - rank(b)
+	})
+	return out
 }

@@ -36,6 +36,9 @@ func serve(ctx context.Context, args []string, _, stderr io.Writer) error {
 	defer func() { _ = log.Sync() }()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal starts a graceful shutdown; a second one gets the
+	// default action and ends the process at once (its workers die with it).
+	context.AfterFunc(ctx, stop)
 	if err := serveWith(ctx, srv, level, log); err != nil {
 		log.Error("server stopped", zap.Error(err))
 		return err
@@ -125,6 +128,12 @@ func shutdownAfter(ctx context.Context, reg *worker.Registry, grace time.Duratio
 	return reg.Shutdown(sctx)
 }
 
+// answerMargin is how much longer than the registry the listeners wait at
+// shutdown: when the grace period ends, the registry cuts off the requests
+// still running and answers them 503, and the listeners get this long to
+// write those answers before they close the connections.
+const answerMargin = time.Second
+
 func newFrontend(srv *properties.Server, reg *worker.Registry, metrics *prometheus.Registry, log *zap.Logger) (*frontend.Server, error) {
 	inf, err := srv.InferenceListen()
 	if err != nil {
@@ -137,7 +146,7 @@ func newFrontend(srv *properties.Server, reg *worker.Registry, metrics *promethe
 	return frontend.New(frontend.Config{
 		InferenceAddr: inf, ManagementAddr: mgmt,
 		MaxRequestSize: int(srv.MaxRequestSize), ThrottleCode: srv.ThrottleErrorHTTPCode,
-		ShutdownTimeout: srv.ShutdownGrace, Logger: log, Registry: metrics,
+		ShutdownTimeout: srv.ShutdownGrace + answerMargin, Logger: log, Registry: metrics,
 	}, reg)
 }
 

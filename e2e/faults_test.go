@@ -1,0 +1,230 @@
+package e2e
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/switchyard/switchyard/api"
+)
+
+// clientTimeout is every fault test request's own timeout: no answer may
+// take longer.
+const clientTimeout = 30 * time.Second
+
+// TestFaultsWorkerKilledUnderLoad SIGKILLs one of two workers while 200
+// requests run at concurrency 16: every request gets exactly one answer
+// (200, or a 5xx naming the signal), the worker is back within 5 s, and the
+// requests after that succeed.
+func TestFaultsWorkerKilledUnderLoad(t *testing.T) {
+	store := t.TempDir()
+	faultModel(t, store, "victim", []string{"minWorkers=2", "maxWorkers=2"}, nil)
+	s := StartServer(t, Options{Store: store})
+	s.WaitStatus(faultWait, api.StatusHealthy, "victim")
+	before := s.live("victim")
+
+	var done atomic.Int64
+	victim := before[0]
+	killed := make(chan time.Time, 1)
+	result := make(chan []outcome, 1)
+	go func() {
+		result <- load(s, "victim", 200, 16, clientTimeout, func(int) {
+			if done.Add(1) == 50 {
+				_ = syscall.Kill(victim, syscall.SIGKILL)
+				killed <- time.Now()
+			}
+		}, "X-Sleep", "0.05")
+	}()
+	at := <-killed
+	back := poll(30*time.Second, func() bool {
+		pids := s.live("victim")
+		return len(pids) == 2 && !slices.Contains(pids, victim)
+	})
+	recovery := time.Since(at)
+	outs := <-result
+	sum := newTally(outs)
+	t.Logf("SIGKILL of worker %d after 50 answers: %s; errors %v; worker back %v after the kill",
+		victim, sum, sum.messages, recovery.Round(time.Millisecond))
+	checkAllAnswered(t, outs)
+	if !back || recovery > 5*time.Second {
+		t.Errorf("worker back: %v after %v, want within 5 s", back, recovery)
+	}
+	after := load(s, "victim", 20, 4, clientTimeout, nil)
+	if sum := newTally(after); sum.codes[http.StatusOK] != 20 {
+		t.Errorf("requests after the recovery: %s %v", sum, sum.messages)
+	}
+}
+
+// checkAllAnswered checks that every request got an HTTP answer before its
+// timeout: a 200, or a 5xx with a message.
+func checkAllAnswered(t *testing.T, outs []outcome) {
+	t.Helper()
+	for i, o := range outs {
+		switch {
+		case o.err != nil:
+			t.Errorf("request %d: no answer (%v) after %v", i, o.err, o.took)
+		case o.code == http.StatusOK:
+		case o.code >= 500 && o.message != "":
+		default:
+			t.Errorf("request %d: %d %q", i, o.code, o.message)
+		}
+	}
+}
+
+// TestFaultsPredictTimeout sends a request whose handler sleeps past
+// option.predict_timeout: the client gets an error at the timeout, and the
+// next request succeeds on a fresh worker.
+func TestFaultsPredictTimeout(t *testing.T) {
+	store := t.TempDir()
+	faultModel(t, store, "sleepy", []string{"minWorkers=1", "maxWorkers=1", "option.predict_timeout=2"}, nil)
+	s := StartServer(t, Options{Store: store})
+	s.WaitStatus(faultWait, api.StatusHealthy, "sleepy")
+	old := s.live("sleepy")[0]
+	c := &http.Client{}
+	stuck := invoke(c, s, "sleepy", clientTimeout, "X-Sleep", "60")
+	t.Logf("handler sleeping 60 s with predict_timeout=2: %d %q after %v", stuck.code, stuck.message, stuck.took.Round(time.Millisecond))
+	if stuck.err != nil || stuck.code < 500 || !strings.Contains(stuck.message, "did not answer within 2s") {
+		t.Fatalf("stuck request: %+v", stuck)
+	}
+	if stuck.took < 2*time.Second || stuck.took > 20*time.Second {
+		t.Errorf("answered after %v: not at the 2 s timeout", stuck.took)
+	}
+	next := invoke(c, s, "sleepy", clientTimeout)
+	t.Logf("next request: %d from worker %s (the timed-out one was %d)", next.code, next.pid, old)
+	if next.code != http.StatusOK || next.pid == "" || next.pid == strconv.Itoa(old) {
+		t.Errorf("next request: %+v", next)
+	}
+	waitFor(t, 10*time.Second, "timed-out worker gone", func() bool { return processGone(old) })
+}
+
+// TestFaultsImportError serves a model whose model.py raises at import next
+// to a healthy one: the broken one is FAILED after retry_threshold (3)
+// starts with the traceback's last line in its record, /ping says 500 and
+// shows both, the healthy one answers throughout, and a scale after the fix
+// clears FAILED.
+func TestFaultsImportError(t *testing.T) {
+	store := t.TempDir()
+	faultModel(t, store, "healthy", nil, nil)
+	broken := WriteModel(t, store, "broken", map[string]string{"model.py": brokenSource})
+	began := time.Now()
+	s := StartServer(t, Options{Store: store})
+	s.WaitStatus(faultWait, api.StatusHealthy, "healthy")
+	c := &http.Client{}
+	var during []outcome
+	waitFor(t, faultWait, "broken FAILED", func() bool {
+		during = append(during, invoke(c, s, "healthy", clientTimeout))
+		return s.Describe("broken").Status == api.StatusFailed
+	})
+	t.Logf("broken FAILED %v after the server started, after %d starts; healthy meanwhile: %s",
+		time.Since(began).Round(time.Millisecond), s.started("broken"), newTally(during))
+	if n := s.started("broken"); n != 3 {
+		t.Errorf("broken started %d times, want retry_threshold = 3", n)
+	}
+	if sum := newTally(during); sum.codes[http.StatusOK] != sum.sent {
+		t.Errorf("the healthy model while the other failed: %s %v", sum, sum.messages)
+	}
+	rec := s.Describe("broken")
+	if !strings.Contains(rec.LastError, brokenLine) {
+		t.Errorf("lastError does not hold %q:\n%s", brokenLine, rec.LastError)
+	}
+	code, ping := s.ping(t)
+	t.Logf("/ping: %d %+v", code, ping)
+	if code != http.StatusInternalServerError || ping["broken"].Status != api.StatusFailed || ping["broken"].Error == "" ||
+		ping["healthy"].Status != api.StatusHealthy {
+		t.Errorf("/ping = %d %+v", code, ping)
+	}
+	if code, body := s.Do(http.MethodPost, s.Inference+"/predictions/broken", "", []byte("x")); code != http.StatusServiceUnavailable {
+		t.Errorf("request to the FAILED model: %d %s", code, body)
+	}
+
+	mustWrite(t, filepath.Join(broken, "model.py"), faultSource)
+	if code, body := s.Do(http.MethodPut, s.Management+"/models/broken?min_worker=1", "", nil); code != http.StatusOK {
+		t.Fatalf("scale after the fix: %d %s", code, body)
+	}
+	if rec := s.Describe("broken"); rec.Status != api.StatusHealthy || rec.LastError != "" {
+		t.Errorf("after the fix and a scale: %+v", rec)
+	}
+	if code, _ := s.ping(t); code != http.StatusOK {
+		t.Errorf("/ping after the fix = %d", code)
+	}
+}
+
+// TestFaultsRegisterOutsideRoots registers urls that lead out of the model
+// store and the allowed roots: each is refused with 400, while a model of an
+// allowed root outside the store registers.
+func TestFaultsRegisterOutsideRoots(t *testing.T) {
+	base := t.TempDir()
+	store, extra, outside := filepath.Join(base, "store"), filepath.Join(base, "extra"), filepath.Join(base, "outside")
+	for _, d := range []string{store, extra, outside} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	faultModel(t, outside, "secret", []string{"minWorkers=0"}, nil)
+	faultModel(t, extra, "shared", []string{"minWorkers=0"}, nil)
+	if err := os.Symlink(filepath.Join(outside, "secret"), filepath.Join(store, "link")); err != nil {
+		t.Fatal(err)
+	}
+	s := StartServer(t, Options{Store: store, Models: "NONE", Config: map[string]string{"allowed_model_roots": store + "," + extra}})
+	tests := []struct {
+		name, query string
+		want        int
+	}{
+		{"dot-dot", "url=../outside/secret", 400},
+		{"dot-dot deep", "url=link/../../outside/secret&model_name=deep", 400},
+		{"encoded dot-dot", "url=%2e%2e%2foutside%2fsecret&model_name=enc", 400},
+		{"absolute", "url=" + filepath.Join(outside, "secret"), 400},
+		{"file url", "url=file://" + filepath.Join(outside, "secret") + "&model_name=f", 400},
+		{"symlink out", "url=link", 400},
+		{"system folder", "url=/etc&model_name=etc", 400},
+		{"bad name", "url=" + filepath.Join(extra, "shared") + "&model_name=a%20b", 400},
+		{"long name", "url=" + filepath.Join(extra, "shared") + "&model_name=" + strings.Repeat("n", 65), 400},
+		{"missing inside", "url=nothing", 404},
+		{"allowed root", "url=" + filepath.Join(extra, "shared"), 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body := s.Do(http.MethodPost, s.Management+"/models?"+tt.query, "", nil)
+			if code != tt.want || (code >= 400 && !strings.Contains(string(body), `"message"`)) {
+				t.Errorf("POST /models?%s = %d %s, want %d", tt.query, code, body, tt.want)
+			}
+		})
+	}
+	_, body := s.Get(s.Management + "/models")
+	if strings.Contains(string(body), "secret") || !strings.Contains(string(body), "shared") {
+		t.Errorf("models after the refusals: %s", body)
+	}
+}
+
+// TestFaultsQueueDeadlineHeader queues a request with X-Request-Timeout-Ms
+// behind a busy worker: it is answered 503 when its deadline passes, while
+// the worker is still busy, and the model serves on.
+func TestFaultsQueueDeadlineHeader(t *testing.T) {
+	store := t.TempDir()
+	faultModel(t, store, "queued", []string{"minWorkers=1", "maxWorkers=1"}, nil)
+	s := StartServer(t, Options{Store: store})
+	s.WaitStatus(faultWait, api.StatusHealthy, "queued")
+	result := make(chan []outcome, 1)
+	go func() { result <- load(s, "queued", 1, 1, clientTimeout, nil, "X-Sleep", "3") }()
+	waitFor(t, 30*time.Second, "the worker busy", func() bool { return busyWorkers(s.Describe("queued")) == 1 })
+	late := invoke(&http.Client{}, s, "queued", clientTimeout, "X-Request-Timeout-Ms", "300")
+	t.Logf("request with X-Request-Timeout-Ms: 300 behind a 3 s one: %d %q after %v", late.code, late.message, late.took.Round(time.Millisecond))
+	select {
+	case <-result:
+		t.Fatal("the busy request ended first; the test proves nothing")
+	default:
+	}
+	if late.code != http.StatusServiceUnavailable || !strings.Contains(late.message, "expired") {
+		t.Errorf("the late request: %+v", late)
+	}
+	if first := (<-result)[0]; first.code != http.StatusOK {
+		t.Errorf("the busy request: %+v", first)
+	}
+}

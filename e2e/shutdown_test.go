@@ -1,0 +1,162 @@
+package e2e
+
+import (
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/switchyard/switchyard/api"
+)
+
+// TestShutdownUnderLoad sends SIGTERM while two requests run and six wait:
+// the two complete, the six are answered 503, the process exits within the
+// grace period, and no worker process or socket file is left.
+func TestShutdownUnderLoad(t *testing.T) {
+	const grace = 10 * time.Second
+	store := t.TempDir()
+	faultModel(t, store, "steady", []string{"minWorkers=2", "maxWorkers=2"}, nil)
+	s := StartServer(t, Options{Store: store, Config: map[string]string{"shutdown_grace_period": "10"}})
+	s.WaitStatus(faultWait, api.StatusHealthy, "steady")
+	pids := s.live("steady")
+	result := make(chan []outcome, 1)
+	go func() { result <- load(s, "steady", 8, 8, clientTimeout, nil, "X-Sleep", "2") }()
+	waitFor(t, 30*time.Second, "two running and six queued", func() bool {
+		rec := s.Describe("steady")
+		return busyWorkers(rec) == 2 && rec.RequestInQueue == 6
+	})
+	began := time.Now()
+	s.Signal(syscall.SIGTERM)
+	exited := s.Wait(grace + 5*time.Second)
+	took := time.Since(began)
+	outs := <-result
+	sum := newTally(outs)
+	t.Logf("SIGTERM with 2 running and 6 queued: exited %v after %v (grace %v), exit code %d; %s; errors %v",
+		exited, took.Round(time.Millisecond), grace, s.exitCode(), sum, sum.messages)
+	if !exited || took > grace {
+		t.Fatalf("the server took %v to exit, grace period %v", took, grace)
+	}
+	if code := s.exitCode(); code != 0 {
+		t.Errorf("exit code %d after a graceful stop", code)
+	}
+	if sum.codes[http.StatusOK] < 2 || sum.codes[http.StatusOK]+sum.codes[http.StatusServiceUnavailable] != 8 {
+		t.Errorf("answers: %s %v; want the 2 running to complete and the queued to get 503", sum, sum.messages)
+	}
+	checkNothingLeft(t, s, pids)
+}
+
+// busyWorkers counts a describe record's BUSY workers.
+func busyWorkers(rec api.ModelRecord) int {
+	n := 0
+	for _, g := range rec.WorkerGroups {
+		for _, w := range g.Workers {
+			if w.Status == "BUSY" {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// checkNothingLeft checks that the worker processes pids and every socket
+// file of the server are gone.
+func checkNothingLeft(t *testing.T, s *Server, pids []int) {
+	t.Helper()
+	for _, p := range pids {
+		if !processGone(p) {
+			t.Errorf("worker %d survived the server", p)
+		}
+	}
+	if left := sockets(t, s.SocketDir); len(left) != 0 {
+		t.Errorf("socket files left: %v", left)
+	}
+}
+
+// TestShutdownGraceEnds sends SIGTERM while a request runs far longer than
+// the grace period: the request is cut off with a 503 when the grace period
+// ends, the process exits right after, and its workers are gone.
+func TestShutdownGraceEnds(t *testing.T) {
+	const grace = 2 * time.Second
+	store := t.TempDir()
+	faultModel(t, store, "endless", []string{"minWorkers=1", "maxWorkers=1"}, nil)
+	s := StartServer(t, Options{Store: store, Config: map[string]string{"shutdown_grace_period": "2"}})
+	s.WaitStatus(faultWait, api.StatusHealthy, "endless")
+	pids := s.live("endless")
+	result := make(chan []outcome, 1)
+	go func() { result <- load(s, "endless", 1, 1, clientTimeout, nil, "X-Sleep", "120") }()
+	waitFor(t, 30*time.Second, "the request running", func() bool { return busyWorkers(s.Describe("endless")) == 1 })
+	began := time.Now()
+	s.Signal(syscall.SIGTERM)
+	exited := s.Wait(grace + 10*time.Second)
+	took := time.Since(began)
+	out := (<-result)[0]
+	t.Logf("SIGTERM with a 120 s request and a %v grace period: exited after %v, exit code %d; the request got %d %q after %v",
+		grace, took.Round(time.Millisecond), s.exitCode(), out.code, out.message, out.took.Round(time.Millisecond))
+	if !exited || took > grace+3*time.Second {
+		t.Fatalf("the server took %v to exit, grace period %v", took, grace)
+	}
+	if out.code != http.StatusServiceUnavailable || out.message == "" {
+		t.Errorf("the cut-off request: %+v", out)
+	}
+	checkNothingLeft(t, s, pids)
+}
+
+// TestShutdownServerKilled SIGKILLs the server: every worker is gone within
+// 2 s. The socket files the dead server left are removed when the next
+// server starts on the same folder.
+func TestShutdownServerKilled(t *testing.T) {
+	store := t.TempDir()
+	faultModel(t, store, "one", nil, nil)
+	faultModel(t, store, "two", []string{"minWorkers=2", "maxWorkers=2"}, nil)
+	sockDir := shortTempDir(t)
+	s := StartServer(t, Options{Store: store, Config: map[string]string{"socket_dir": sockDir}})
+	s.WaitStatus(faultWait, api.StatusHealthy, "one", "two")
+	pids := append(s.live("one"), s.live("two")...)
+	began := time.Now()
+	s.Signal(syscall.SIGKILL)
+	gone := poll(10*time.Second, func() bool { return allGone(pids) })
+	took := time.Since(began)
+	left := sockets(t, sockDir)
+	t.Logf("SIGKILL of the server: its %d workers gone after %v; %d socket files left behind", len(pids), took.Round(time.Millisecond), len(left))
+	if !gone || took > 2*time.Second {
+		t.Errorf("workers gone: %v after %v, want within 2 s", gone, took)
+	}
+	if len(left) != len(pids) {
+		t.Fatalf("socket files after the kill: %v, want one per worker (else the next check proves nothing)", left)
+	}
+	next := StartServer(t, Options{Store: store, Models: "NONE", Config: map[string]string{"socket_dir": sockDir}})
+	if still := sockets(t, sockDir); len(still) != 0 {
+		t.Errorf("stale socket files after a new start: %v", still)
+	}
+	if !strings.Contains(next.Log(), "stale worker sockets removed") {
+		t.Errorf("the new server did not report the stale sockets:\n%s", next.Log())
+	}
+}
+
+// TestShutdownSecondSignal sends SIGTERM twice while a long request runs:
+// the first starts the graceful stop, the second ends the process at once,
+// and its workers die with it.
+func TestShutdownSecondSignal(t *testing.T) {
+	store := t.TempDir()
+	faultModel(t, store, "patient", []string{"minWorkers=1", "maxWorkers=1"}, nil)
+	s := StartServer(t, Options{Store: store})
+	s.WaitStatus(faultWait, api.StatusHealthy, "patient")
+	pids := s.live("patient")
+	result := make(chan []outcome, 1)
+	go func() { result <- load(s, "patient", 1, 1, clientTimeout, nil, "X-Sleep", "120") }()
+	waitFor(t, 30*time.Second, "the request running", func() bool { return busyWorkers(s.Describe("patient")) == 1 })
+	s.Signal(syscall.SIGTERM)
+	waitFor(t, 10*time.Second, "shutdown begun", func() bool { return strings.Contains(s.Log(), `"msg":"shutting down"`) })
+	began := time.Now()
+	s.Signal(syscall.SIGTERM)
+	exited := s.Wait(10 * time.Second)
+	gone := poll(10*time.Second, func() bool { return allGone(pids) })
+	t.Logf("second SIGTERM during a 30 s grace period: exited %v after %v, workers gone %v", exited, time.Since(began).Round(time.Millisecond), gone)
+	if !exited || !gone {
+		t.Errorf("after the second signal: exited %v, workers gone %v", exited, gone)
+	}
+	if out := (<-result)[0]; out.err == nil && out.code == http.StatusOK {
+		t.Errorf("the 120 s request completed: %+v", out)
+	}
+}

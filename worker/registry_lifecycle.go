@@ -1,0 +1,157 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/batching"
+)
+
+// Unregister removes a model: queued requests are answered with 503, its
+// workers finish their current batch and stop. It returns once they have
+// stopped or ctx is done.
+func (r *Registry) Unregister(ctx context.Context, name string) error {
+	r.mu.Lock()
+	m := r.models[name]
+	if m == nil {
+		r.mu.Unlock()
+		return fmt.Errorf("%w: %s", api.ErrModelNotFound, name)
+	}
+	delete(r.models, name)
+	r.mu.Unlock()
+	m.remove(ctx, "unregistered")
+	r.metrics.forget(name)
+	r.log.Info("model unregistered", zap.String("model", name))
+	return nil
+}
+
+// remove closes the model's queue, stops its workers and waits for them.
+func (m *Model) remove(ctx context.Context, why string) {
+	m.detach(why)
+	m.wait(ctx)
+}
+
+// detach marks the model removed, answers its queue with 503 and asks its
+// workers to stop after their current batch.
+func (m *Model) detach(why string) {
+	m.mu.Lock()
+	m.state = stateRemoved
+	m.changedLocked()
+	q := m.queue
+	m.mu.Unlock()
+	q.Close(fmt.Errorf("model %s %s", m.name, why))
+	m.exp.stopAll()
+	m.cancel()
+}
+
+// wait blocks until the model's goroutines are done or ctx ends.
+func (m *Model) wait(ctx context.Context) {
+	done := make(chan struct{})
+	go func() { m.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+// Scale changes a model's minimum and maximum workers. Workers beyond the
+// maximum stop after their current batch; permanent workers beyond the
+// minimum become temporary (released after max_idle_time without work). A
+// FAILED model is given a fresh start. With req.Synchronous it returns once
+// every group has its minimum of live workers, or the model failed.
+func (r *Registry) Scale(ctx context.Context, name string, req api.ScaleRequest) error {
+	if err := checkScale(req); err != nil {
+		return err
+	}
+	m, err := r.lookup(name)
+	if err != nil {
+		return err
+	}
+	if err := m.rescale(req); err != nil {
+		return err
+	}
+	m.poke()
+	if !req.Synchronous {
+		return nil
+	}
+	return m.waitMinimum(ctx)
+}
+
+// rescale applies new worker counts.
+func (m *Model) rescale(req api.ScaleRequest) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state == stateRemoved {
+		return fmt.Errorf("%w: %s", api.ErrModelNotFound, m.name)
+	}
+	m.setCounts(req)
+	m.reviveLocked()
+	m.rebalanceLocked()
+	m.fillLocked()
+	m.changedLocked()
+	return nil
+}
+
+func checkScale(req api.ScaleRequest) error {
+	if req.MinWorker != nil && *req.MinWorker < 0 || req.MaxWorker != nil && *req.MaxWorker < 0 {
+		return fmt.Errorf("%w: worker counts must not be negative", api.ErrBadRequest)
+	}
+	if req.MinWorker != nil && req.MaxWorker != nil && *req.MaxWorker < *req.MinWorker {
+		return fmt.Errorf("%w: max_worker %d is below min_worker %d", api.ErrBadRequest, *req.MaxWorker, *req.MinWorker)
+	}
+	return nil
+}
+
+// Shutdown stops taking models and requests, answers what is queued with
+// 503, lets in-flight batches finish until ctx is done, then stops every
+// worker (killing those still busy) and removes their socket files. It
+// returns an error when ctx ended with work still in flight.
+func (r *Registry) Shutdown(ctx context.Context) error {
+	r.mu.Lock()
+	r.closed = true
+	ms := make([]*Model, 0, len(r.models))
+	for _, m := range r.models {
+		ms = append(ms, m)
+	}
+	r.mu.Unlock()
+	for _, m := range ms {
+		m.detach("stopped: server shutting down")
+	}
+	waitAll := func(ctx context.Context) {
+		for _, m := range ms {
+			m.wait(ctx)
+		}
+	}
+	waitAll(ctx)
+	forced := ctx.Err() != nil
+	r.cancel() // cut what is still in flight; the workers are killed
+	waitAll(context.Background())
+	if forced {
+		return fmt.Errorf("worker: shutdown grace period ended with work in flight: %w", ctx.Err())
+	}
+	return nil
+}
+
+// isClosed reports whether Shutdown has begun.
+func (r *Registry) isClosed() bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.closed
+}
+
+// errCutOff is the error of a request that was still running on a worker
+// when the shutdown grace period ended (503).
+var errCutOff = fmt.Errorf("%w: the shutdown grace period ended while the request ran", batching.ErrClosed)
+
+// cutOff turns the error of a request that a forced shutdown ended into
+// errCutOff; other errors pass unchanged.
+func (r *Registry) cutOff(err error) error {
+	if err != nil && r.ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return errCutOff
+	}
+	return err
+}

@@ -1,0 +1,63 @@
+"""A model for the registry's tests; files in its folder change how it loads.
+
+At import: a file BROKEN makes the import fail (a traceback on stderr); a
+file SINGLE is locked, so that a second worker of the folder fails to load
+while the first one lives.
+
+Each request comes back with its body and the worker's pid (x-pid). The
+property action picks something else: sleep (for the property seconds),
+crash (the process exits with status 3). When a file SEEN exists, every
+body that reaches the handler is appended to it, one per line.
+"""
+
+import fcntl
+import os
+import time
+
+from djl_python import Input, Output
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+if os.path.exists(os.path.join(_HERE, "BROKEN")):
+    raise RuntimeError("probe: the BROKEN marker is present")
+
+if os.path.exists(os.path.join(_HERE, "SINGLE")):
+    _LOCK = open(os.path.join(_HERE, "SINGLE"), "a")
+    try:
+        fcntl.flock(_LOCK, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise RuntimeError("probe: another worker holds SINGLE")
+
+
+def handle(inputs: Input):
+    if inputs.is_empty():
+        return None
+    if inputs.is_batch():
+        return _batch(inputs.get_batches())
+    body = inputs.get_as_bytes()
+    _record(body)
+    action = inputs.get_property("action")
+    if action == "sleep":
+        time.sleep(float(inputs.get_property("seconds") or "3600"))
+    elif action == "crash":
+        os._exit(3)
+    out = Output()
+    out.add_property("x-pid", str(os.getpid()))
+    return out.add(body)
+
+
+def _batch(items):
+    out = Output()
+    for i, item in enumerate(items):
+        body = item.get_as_bytes()
+        _record(body)
+        out.add(body, batch_index=i)
+        out.add_property("batch_%03d.x-pid" % i, str(os.getpid()))
+    return out
+
+
+def _record(body):
+    path = os.path.join(_HERE, "SEEN")
+    if os.path.exists(path):
+        with open(path, "ab") as f:
+            f.write(body + b"\n")
