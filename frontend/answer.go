@@ -28,7 +28,7 @@ const maxErrorStream = 64 << 10
 // answer writes a finished job's response. It reports whether the body
 // streams, in which case the stream's Close cancels the job's context and
 // counts the request.
-func (s *Server) answer(ctx *fasthttp.RequestCtx, job *batching.Job, cancel context.CancelCauseFunc, model string) (bool, error) {
+func (s *Server) answer(ctx *fasthttp.RequestCtx, job *batching.Job, cancel context.CancelCauseFunc, sh *shape) (bool, error) {
 	resp, err := job.Result()
 	if err != nil {
 		return false, err
@@ -40,18 +40,70 @@ func (s *Server) answer(ctx *fasthttp.RequestCtx, job *batching.Job, cancel cont
 	if code >= 400 {
 		return false, workerFailure(job.Context(), resp, code)
 	}
-	ctx.SetStatusCode(code)
-	copyProps(&ctx.Response.Header, resp.Props)
 	if resp.Stream == nil {
-		ctx.Response.SetBodyRaw(resp.Body)
+		writeAnswer(ctx, code, resp, sh)
 		return false, nil
 	}
+	return s.startStream(ctx, job, cancel, resp, code, sh)
+}
+
+// writeAnswer writes a whole answer; a chat completion gets the registered
+// model's name as its "model".
+func writeAnswer(ctx *fasthttp.RequestCtx, code int, resp *batching.Response, sh *shape) {
+	ctx.SetStatusCode(code)
+	copyProps(&ctx.Response.Header, resp.Props)
+	body := resp.Body
+	if sh.chat && code < 300 && isJSONType(propValue(resp.Props, "content-type")) {
+		if b, ok := withModel(body, sh.model); ok {
+			body = b
+		}
+	}
+	ctx.Response.SetBodyRaw(body)
+}
+
+// startStream waits for the first chunk of a streamed answer, so that a
+// stream that fails before it still gets an error status, then hands the
+// body to fasthttp. The client's socket is watched until the stream ends:
+// a client that leaves between chunks cancels the job at once, which makes
+// the worker stop generating for it.
+func (s *Server) startStream(ctx *fasthttp.RequestCtx, job *batching.Job, cancel context.CancelCauseFunc, resp *batching.Response, code int, sh *shape) (bool, error) {
+	f, sse := pickFramer(resp.Props, sh)
 	rctx, rcancel := context.WithCancelCause(s.base)
-	ctx.SetBodyStream(&streamBody{
-		srv: s, ctx: rctx, stop: rcancel, stream: resp.Stream, cancel: cancel,
-		model: model, code: code, start: ctx.Time(), id: job.ID,
-	}, -1)
+	b := &streamBody{
+		srv: s, ctx: rctx, stop: rcancel, stream: resp.Stream, cancel: cancel, framer: f,
+		model: sh.model, code: code, start: ctx.Time(), id: job.ID,
+	}
+	b.watch = watchPeer(ctx.Conn(), func(cause error) { rcancel(cause); cancel(cause) })
+	if err := b.prime(); err != nil {
+		b.watch.stop()
+		rcancel(err)
+		return false, err
+	}
+	ctx.SetStatusCode(code)
+	copyProps(&ctx.Response.Header, resp.Props)
+	if sse {
+		ctx.Response.Header.SetContentType(contentTypeSSE)
+		ctx.Response.Header.Set("Cache-Control", "no-cache")
+	}
+	ctx.SetBodyStream(b, -1)
 	return true, nil
+}
+
+// pickFramer chooses how a streamed answer is written, and reports whether
+// it becomes an event stream. Only JSON-lines streams are reframed: into
+// chat.completion.chunk events on the chat route, into one event per line
+// for a client that asked for text/event-stream, else passed through with
+// an error line when they break. Other streams pass through untouched.
+func pickFramer(props map[string]string, sh *shape) (framer, bool) {
+	switch {
+	case !isJSONLines(propValue(props, "content-type")):
+		return rawFramer{}, false
+	case sh.chat:
+		return &chatFramer{sh: *sh}, true
+	case sh.sse:
+		return &sseFramer{}, true
+	}
+	return &linesFramer{}, false
 }
 
 // answerCode is the status of a worker's response: 0 means 200, and
@@ -147,9 +199,12 @@ func copyProps(h *fasthttp.ResponseHeader, props map[string]string) {
 	}
 }
 
+// skippedProps are never copied: hop-by-hop headers, the framing the
+// server sets itself, and request_tracking_id, the wire's rolling-batch tag.
 var skippedProps = [...]string{
 	"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection",
 	"te", "trailer", "transfer-encoding", "upgrade", "content-length", "x-request-id",
+	"request_tracking_id",
 }
 
 func skippedProp(k string) bool {
@@ -185,46 +240,98 @@ func validHeaderValue(v string) bool {
 	return true
 }
 
-// streamBody feeds a batching.Stream to fasthttp as a chunked body. fasthttp
-// writes each Read as one chunk and flushes it, so the headers leave with
-// the first chunk. fasthttp calls Close when the body is done or the
-// client is gone; Close cancels the job's context and counts the request.
-// Reads wait under ctx, a child of the server's base context, so that a
-// forced shutdown ends a stream whose worker has gone quiet.
-// A stream that ends with an error fails the Read, which makes fasthttp
-// drop the connection without the closing chunk, so the client sees a
-// truncated body rather than a complete one.
+// streamBody feeds a batching.Stream to fasthttp as a chunked body, through
+// a framer. fasthttp writes each Read as one chunk and flushes it, so the
+// headers leave with the first chunk. fasthttp calls Close when the body is
+// done or the client is gone (a write failed); Close cancels the job's
+// context, which makes the worker stop a tracked request, and counts the
+// request. Reads wait under ctx, a child of the server's base context, so
+// that a forced shutdown ends a stream whose worker has gone quiet; the
+// peer watch cancels ctx and the job as soon as the client hangs up.
+// A stream that breaks with an error ends the way its framer says: with a
+// last line or event naming the error, or, for opaque streams, by failing
+// the Read, which makes fasthttp drop the connection without the closing
+// chunk, so the client sees a truncated body rather than a complete one.
 type streamBody struct {
 	srv    *Server
 	ctx    context.Context
 	stop   context.CancelCauseFunc // ends ctx
 	stream *batching.Stream
 	cancel context.CancelCauseFunc // ends the job's context
+	framer framer
+	watch  *peerWatch
 	model  string
 	code   int
 	start  time.Time
 	id     string
 
 	rest   []byte
+	ended  bool // the framer has written its end
 	err    error
 	closed bool
 }
 
+// prime takes the first chunk before any header goes out; it returns the
+// reason when the stream fails first.
+func (b *streamBody) prime() error {
+	chunk, err := b.stream.Next(b.ctx)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return b.cause(err)
+	}
+	b.frame(chunk, err)
+	return nil
+}
+
+// cause is why a wait under ctx ended: ctx's cause when it is done (the
+// client left, the server is stopping), else err.
+func (b *streamBody) cause(err error) error {
+	if b.ctx.Err() != nil {
+		return context.Cause(b.ctx)
+	}
+	return err
+}
+
+// frame passes a chunk, or the clean end (err is io.EOF), to the framer.
+func (b *streamBody) frame(chunk []byte, err error) {
+	if err != nil {
+		b.rest, b.ended = b.framer.end(), true
+		return
+	}
+	b.rest = b.framer.chunk(chunk)
+}
+
 func (b *streamBody) Read(p []byte) (int, error) {
 	for len(b.rest) == 0 {
-		chunk, err := b.stream.Next(b.ctx)
-		if errors.Is(err, io.EOF) {
+		if b.ended {
 			return 0, io.EOF
 		}
-		if err != nil {
-			b.err = err
-			return 0, fmt.Errorf("frontend: stream broken: %w", err)
+		chunk, err := b.stream.Next(b.ctx)
+		if err != nil && !errors.Is(err, io.EOF) {
+			if ferr := b.broken(err); ferr != nil {
+				return 0, ferr
+			}
+			continue
 		}
-		b.rest = chunk
+		b.frame(chunk, err)
 	}
 	n := copy(p, b.rest)
 	b.rest = b.rest[n:]
 	return n, nil
+}
+
+// broken handles a stream that ended with err: when the worker broke it
+// and the framer can say so, its last words become the rest of the body;
+// otherwise (the client left, the server stops, an opaque stream) the
+// returned error cuts the body off.
+func (b *streamBody) broken(err error) error {
+	b.err = b.cause(err)
+	if b.ctx.Err() == nil {
+		if tail, ok := b.framer.fail(b.srv.classify(b.err)); ok {
+			b.rest, b.ended = tail, true
+			return nil
+		}
+	}
+	return fmt.Errorf("frontend: stream broken: %w", b.err)
 }
 
 func (b *streamBody) Close() error {
@@ -232,10 +339,16 @@ func (b *streamBody) Close() error {
 		return nil
 	}
 	b.closed = true
-	b.cancel(context.Cause(b.ctx))
+	b.watch.stop()
+	cause := context.Cause(b.ctx)
+	b.cancel(cause)
 	b.stop(nil)
-	b.srv.met.observe(b.model, b.code, time.Since(b.start))
-	if b.err != nil {
+	code := b.code
+	if errors.Is(cause, batching.ErrClientGone) {
+		code = statusClientClosed
+	}
+	b.srv.met.observe(b.model, code, time.Since(b.start))
+	if b.err != nil && code != statusClientClosed {
 		b.srv.log.Warn("streamed answer broken off", zap.String("request_id", b.id), zap.Error(b.err))
 	}
 	return nil

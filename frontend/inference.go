@@ -3,9 +3,7 @@ package frontend
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"slices"
 	"strconv"
 	"time"
 
@@ -34,10 +32,12 @@ func (s *Server) serveInference(ctx *fasthttp.RequestCtx, r route, a pathArgs, i
 func (s *Server) infer(ctx *fasthttp.RequestCtx, r route, a pathArgs, id string) (label string, streaming bool, err error) {
 	var sel selectors
 	in := buildInput(ctx, id, &sel)
-	model, err := s.pickModel(ctx, r, a, &sel)
+	sh := shape{chat: r == routeChat, sse: acceptsEventStream(sel.accept), id: id, created: ctx.Time().Unix()}
+	model, err := s.pickModel(ctx, r, a, &sel, &sh)
 	if err != nil {
 		return "", false, err
 	}
+	sh.model = model
 	now := ctx.Time()
 	deadline, err := requestDeadline(sel.timeout, now)
 	if err != nil {
@@ -52,7 +52,7 @@ func (s *Server) infer(ctx *fasthttp.RequestCtx, r route, a pathArgs, id string)
 		cancel(nil)
 		return knownModel(model, err), false, err
 	}
-	streaming, err = s.await(ctx, job, cancel, model)
+	streaming, err = s.await(ctx, job, cancel, &sh)
 	if !streaming {
 		cancel(nil)
 	}
@@ -70,11 +70,11 @@ func knownModel(model string, err error) string {
 
 // await waits for the job's answer while watching for the client to hang
 // up, then writes the answer.
-func (s *Server) await(ctx *fasthttp.RequestCtx, job *batching.Job, cancel context.CancelCauseFunc, model string) (bool, error) {
+func (s *Server) await(ctx *fasthttp.RequestCtx, job *batching.Job, cancel context.CancelCauseFunc, sh *shape) (bool, error) {
 	if err := s.waitJob(ctx, job, cancel); err != nil {
 		return false, err
 	}
-	return s.answer(ctx, job, cancel, model)
+	return s.answer(ctx, job, cancel, sh)
 }
 
 // waitJob returns once the job is answered, or with the reason it never
@@ -99,7 +99,7 @@ func (s *Server) waitJob(ctx *fasthttp.RequestCtx, job *batching.Job, cancel con
 }
 
 // pickModel finds the model a request is for.
-func (s *Server) pickModel(ctx *fasthttp.RequestCtx, r route, a pathArgs, sel *selectors) (string, error) {
+func (s *Server) pickModel(ctx *fasthttp.RequestCtx, r route, a pathArgs, sel *selectors, sh *shape) (string, error) {
 	switch r {
 	case routeInvoke, routePredict:
 		if a.version != nil && !validModelName(a.version) {
@@ -108,7 +108,7 @@ func (s *Server) pickModel(ctx *fasthttp.RequestCtx, r route, a pathArgs, sel *s
 		name := string(a.name)
 		return name, checkModelName(name)
 	case routeChat:
-		return s.chatModel(ctx, sel)
+		return s.chatModel(ctx, sel, sh)
 	}
 	return s.targetModel(ctx, sel)
 }
@@ -134,24 +134,6 @@ func (s *Server) targetModel(ctx *fasthttp.RequestCtx, sel *selectors) (string, 
 	return "", badRequest("Parameter model_name is required.")
 }
 
-// chatModel takes the model from an OpenAI request body's "model" field when
-// it names a registered model; clients often send a hub id there instead,
-// so anything else falls back to the /invocations order.
-func (s *Server) chatModel(ctx *fasthttp.RequestCtx, sel *selectors) (string, error) {
-	var req struct {
-		Model string `json:"model"`
-	}
-	if err := json.Unmarshal(ctx.PostBody(), &req); err != nil {
-		return "", badRequestf("Request body is not a JSON object: %v", err)
-	}
-	if req.Model != "" {
-		if _, found := slices.BinarySearch(s.models.Names(), req.Model); found {
-			return req.Model, nil
-		}
-	}
-	return s.targetModel(ctx, sel)
-}
-
 // requestDeadline reads X-Request-Timeout-Ms; no header means no deadline
 // (the registry applies the model's default).
 func requestDeadline(v []byte, now time.Time) (time.Time, error) {
@@ -165,11 +147,11 @@ func requestDeadline(v []byte, now time.Time) (time.Time, error) {
 	return now.Add(time.Duration(ms) * time.Millisecond), nil
 }
 
-// selectors are the request headers that choose the model and the
-// deadline, noted while buildInput copies the headers. They point into
-// fasthttp's buffers and are valid only while the handler runs.
+// selectors are the request headers that choose the model, the deadline
+// and the answer's framing, noted while buildInput copies the headers. They
+// point into fasthttp's buffers and are valid only while the handler runs.
 type selectors struct {
-	sagemaker, target, model, timeout []byte
+	sagemaker, target, model, timeout, accept []byte
 }
 
 // note keeps the first value of each selecting header.
@@ -184,6 +166,8 @@ func (sel *selectors) note(key string, v []byte) {
 		dst = &sel.model
 	case "x-request-timeout-ms":
 		dst = &sel.timeout
+	case "accept":
+		dst = &sel.accept
 	default:
 		return
 	}

@@ -243,7 +243,7 @@ func TestAnswerHeaders(t *testing.T) {
 		j.Finish(&batching.Response{Code: 201, Body: []byte("ok"), Props: map[string]string{
 			"Content-Type": "application/jsonlines", "X-Tokens": "12", "Connection": "close",
 			"Transfer-Encoding": "gzip", "Content-Length": "99", "X-Request-Id": "forged",
-			"Bad Name": "x", "X-Split": "a\r\nInjected: yes",
+			"Bad Name": "x", "X-Split": "a\r\nInjected: yes", "request_tracking_id": "7",
 		}})
 	}
 	ts := startServer(t, f)
@@ -257,7 +257,7 @@ func TestAnswerHeaders(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, got, v)
 		}
 	}
-	for _, k := range []string{"Injected", "X-Split", "Bad Name"} {
+	for _, k := range []string{"Injected", "X-Split", "Bad Name", "Request_tracking_id"} {
 		if resp.Header.Get(k) != "" {
 			t.Errorf("header %s passed through", k)
 		}

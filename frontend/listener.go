@@ -101,6 +101,10 @@ func (s *Server) serveOther(ctx *fasthttp.RequestCtx, r route, a pathArgs) error
 		return nil
 	case routeReady:
 		return s.ready(ctx)
+	case routeV1Models:
+		return s.openAIModels(ctx)
+	case routeV1Model:
+		return s.openAIModelByName(ctx, string(a.name))
 	case routeModels:
 		if ctx.IsPost() {
 			return s.register(ctx)

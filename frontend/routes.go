@@ -14,6 +14,8 @@ const (
 	routeInvoke      // POST /models/{name}/invoke
 	routePredict     // POST /predictions/{name}[/{version}]
 	routeChat        // POST /v1/chat/completions
+	routeV1Models    // GET /v1/models
+	routeV1Model     // GET /v1/models/{name}
 	routePing        // GET /ping
 	routeLive        // GET /v2/health/live
 	routeReady       // GET /v2/health/ready
@@ -55,6 +57,8 @@ var routeSpecs = [...]routeSpec{
 	routeInvoke:      {planeInference, methodPost, "POST"},
 	routePredict:     {planeInference, methodPost, "POST"},
 	routeChat:        {planeInference, methodPost, "POST"},
+	routeV1Models:    {planeInference, methodGet | methodHead, "GET, HEAD"},
+	routeV1Model:     {planeInference, methodGet | methodHead, "GET, HEAD"},
 	routePing:        {planeInference, methodGet | methodHead, "GET, HEAD"},
 	routeLive:        {planeInference, methodGet | methodHead, "GET, HEAD"},
 	routeReady:       {planeInference, methodGet | methodHead, "GET, HEAD"},
@@ -130,7 +134,7 @@ func matchRoute(path []byte) (route, pathArgs) {
 	case "predictions":
 		return only(n == 2 || n == 3, routePredict), pathArgs{name: segs[1], version: segs[2]}
 	case "v1":
-		return only(n == 3 && string(segs[1]) == "chat" && string(segs[2]) == "completions", routeChat), pathArgs{}
+		return matchV1(segs, n)
 	case "v2":
 		return matchHealth(segs, n), pathArgs{}
 	}
@@ -145,6 +149,19 @@ func matchModels(segs [maxSegments][]byte, n int) (route, pathArgs) {
 		return routeModel, pathArgs{name: segs[1]}
 	case n == 3 && string(segs[2]) == "invoke":
 		return routeInvoke, pathArgs{name: segs[1]}
+	}
+	return routeNone, pathArgs{}
+}
+
+// matchV1 matches the OpenAI routes under /v1.
+func matchV1(segs [maxSegments][]byte, n int) (route, pathArgs) {
+	switch {
+	case n == 3 && string(segs[1]) == "chat" && string(segs[2]) == "completions":
+		return routeChat, pathArgs{}
+	case n == 2 && string(segs[1]) == "models":
+		return routeV1Models, pathArgs{}
+	case n == 3 && string(segs[1]) == "models":
+		return routeV1Model, pathArgs{name: segs[2]}
 	}
 	return routeNone, pathArgs{}
 }

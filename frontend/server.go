@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/valyala/fasthttp"
@@ -24,6 +25,7 @@ type Server struct {
 	met     *metrics
 	ids     *idSource
 	metrics fasthttp.RequestHandler
+	started time.Time // the "created" time of GET /v1/models entries
 
 	// base is the parent of the contexts of management calls and streamed
 	// answers; it is canceled with batching.ErrClosed when a shutdown gives
@@ -68,7 +70,7 @@ func New(cfg Config, models Models) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg: cfg, models: models, log: cfg.Logger, met: met, ids: newIDSource(),
+		cfg: cfg, models: models, log: cfg.Logger, met: met, ids: newIDSource(), started: time.Now(),
 		stopping: make(chan struct{}), drained: make(chan struct{}), forced: make(chan struct{}),
 	}
 	s.metrics = fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}))

@@ -11,7 +11,8 @@ import (
 	"github.com/switchyard/switchyard/batching"
 )
 
-// peerWatch notices a client that hangs up while its request waits.
+// peerWatch notices a client that hangs up while its request waits or its
+// answer streams.
 // fasthttp does not read from a connection while its handler runs, so the
 // watcher peeks at the socket through the runtime's poller: it sleeps until
 // the socket is readable, then a zero-byte peek means the peer closed.

@@ -1,0 +1,273 @@
+package frontend
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/batching"
+)
+
+const jsonLines = "application/jsonlines"
+
+// streaming makes f answer every job with a stream of chunks of the given
+// content type, ended by closeErr (nil: a clean end).
+func streaming(f *fakeModels, contentType string, closeErr error, chunks ...string) {
+	f.respond = func(_ string, j *batching.Job) {
+		st := batching.NewStream()
+		for _, c := range chunks {
+			st.Push([]byte(c))
+		}
+		st.Close(closeErr)
+		props := map[string]string{"X-Switchyard-Warning": "w"}
+		if contentType != "" {
+			props["content-type"] = contentType
+		}
+		j.Finish(&batching.Response{Code: 200, Props: props, Stream: st})
+	}
+}
+
+// tokenLine is a worker's JSON line for one token.
+func tokenLine(id int, text string) string {
+	return fmt.Sprintf("{\"token\": {\"id\": %d, \"text\": %q}}\n", id, text)
+}
+
+// events cuts an event-stream body into the data of its events, checking
+// that every line of it is a data field.
+func events(t *testing.T, body string) []string {
+	t.Helper()
+	if !strings.HasSuffix(body, "\n\n") {
+		t.Fatalf("event stream does not end with a blank line: %q", body)
+	}
+	var out []string
+	for _, ev := range strings.Split(strings.TrimSuffix(body, "\n\n"), "\n\n") {
+		var data []string
+		for _, l := range strings.Split(ev, "\n") {
+			d, ok := strings.CutPrefix(l, "data: ")
+			if !ok {
+				t.Fatalf("line %q of event %q is not a data field", l, ev)
+			}
+			data = append(data, d)
+		}
+		out = append(out, strings.Join(data, "\n"))
+	}
+	return out
+}
+
+func TestJSONLinesStreams(t *testing.T) {
+	broke := fmt.Errorf("%w: worker 1 exited", api.ErrWorkerDied)
+	cases := []struct {
+		name, contentType, accept string
+		chunks                    []string
+		closeErr                  error
+		want                      string
+		wantType                  string
+	}{
+		{"clean", jsonLines, "", []string{tokenLine(1, "a"), tokenLine(2, "b")}, nil,
+			tokenLine(1, "a") + tokenLine(2, "b"), jsonLines},
+		{"broken after a line", jsonLines, "", []string{tokenLine(1, "a")}, broke,
+			tokenLine(1, "a") + `{"finish_reason":"error","error":"worker died: worker 1 exited"}` + "\n", jsonLines},
+		{"broken mid-line", "application/x-ndjson", "", []string{`{"tok`}, broke,
+			`{"tok` + "\n" + `{"finish_reason":"error","error":"worker died: worker 1 exited"}` + "\n", "application/x-ndjson"},
+		{"as events", jsonLines, "application/json, text/event-stream", []string{tokenLine(1, "a"), "\n", `{"x":`, "1}\r\n"}, nil,
+			"data: " + strings.TrimSpace(tokenLine(1, "a")) + "\n\ndata: {\"x\":1}\n\n" + sseDone, contentTypeSSE},
+		{"as events, unterminated last line", jsonLines, "text/event-stream", []string{`{"x":1}`}, nil,
+			"data: {\"x\":1}\n\n" + sseDone, contentTypeSSE},
+		{"as events, broken", jsonLines, "text/event-stream", []string{tokenLine(1, "a")}, broke,
+			"data: " + strings.TrimSpace(tokenLine(1, "a")) + "\n\ndata: {\"finish_reason\":\"error\",\"error\":\"worker died: worker 1 exited\"}\n\n" + sseDone, contentTypeSSE},
+		{"events refused with q=0", jsonLines, "text/event-stream;q=0", []string{tokenLine(1, "a")}, nil,
+			tokenLine(1, "a"), jsonLines},
+		{"other streams are not reframed", "text/plain", "text/event-stream", []string{"a\nb"}, nil,
+			"a\nb", "text/plain"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFake("m")
+			streaming(f, c.contentType, c.closeErr, c.chunks...)
+			ts := startServer(t, f)
+			hdr := map[string]string{}
+			if c.accept != "" {
+				hdr["Accept"] = c.accept
+			}
+			resp, body := ts.do(t, "POST", ts.inf+"/predictions/m", `{"inputs":"x","stream":true}`, hdr)
+			if resp.StatusCode != 200 || string(body) != c.want {
+				t.Fatalf("answer %d:\n%q\nwant\n%q", resp.StatusCode, body, c.want)
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != c.wantType {
+				t.Errorf("Content-Type = %q, want %q", ct, c.wantType)
+			}
+			if resp.Header.Get("X-Switchyard-Warning") != "w" {
+				t.Error("worker property lost")
+			}
+			if c.wantType == contentTypeSSE {
+				events(t, string(body))
+			}
+		})
+	}
+}
+
+func TestStreamFailsBeforeFirstChunk(t *testing.T) {
+	cases := []struct {
+		name string
+		err  error
+		code int
+	}{
+		{"worker died", fmt.Errorf("%w: worker 1 exited", api.ErrWorkerDied), 503},
+		{"worker error", errors.New("worker: stream ended with an error: boom"), 500},
+		{"predict timeout", fmt.Errorf("%w: nothing sent", api.ErrPredictTimeout), 500},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFake("m")
+			streaming(f, jsonLines, c.err)
+			ts := startServer(t, f)
+			resp, body := ts.do(t, "POST", ts.inf+"/invocations", "x", nil)
+			if p := mustProblem(t, resp, body); p.Code != c.code {
+				t.Errorf("problem %+v, want code %d", p, c.code)
+			}
+		})
+	}
+}
+
+func TestEmptyStream(t *testing.T) {
+	f := newFake("m")
+	streaming(f, jsonLines, nil)
+	ts := startServer(t, f)
+	resp, body := ts.do(t, "POST", ts.inf+"/invocations", "x", map[string]string{"Accept": "text/event-stream"})
+	if resp.StatusCode != 200 || string(body) != sseDone {
+		t.Fatalf("answer %d %q", resp.StatusCode, body)
+	}
+}
+
+// TestClientGoneMidStream checks that a client who leaves between two
+// chunks cancels the job before any further chunk is written: the worker
+// must stop generating without waiting for a write to fail.
+func TestClientGoneMidStream(t *testing.T) {
+	f := holding("m")
+	ts := startServer(t, f)
+	conn := rawRequest(t, ts.InferenceAddr(), postInvocations)
+	j := heldJob(t, f)
+	st := batching.NewStream()
+	st.Push([]byte(tokenLine(1, "a")))
+	j.Finish(&batching.Response{Code: 200, Props: map[string]string{"Content-Type": jsonLines}, Stream: st})
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("headers: %v", err)
+	}
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if err != nil || line != tokenLine(1, "a") {
+		t.Fatalf("first line %q, %v", line, err)
+	}
+	conn.Close()
+	waitDone(t, j.Context())
+	if cause := context.Cause(j.Context()); !errors.Is(cause, batching.ErrClientGone) {
+		t.Fatalf("cause = %v, want %v", cause, batching.ErrClientGone)
+	}
+	eventually(t, func() bool {
+		return strings.Contains(scrape(t, ts), `switchyard_requests_total{code="499",model="m"} 1`)
+	})
+}
+
+func TestLineBuf(t *testing.T) {
+	long := strings.Repeat("x", maxLine)
+	cases := []struct {
+		name   string
+		chunks []string
+		want   []string // lines emitted by feed, then "|" and those by flush
+	}{
+		{"one per chunk", []string{"a\n", "b\n"}, []string{"a", "b", "|"}},
+		{"split lines", []string{"a", "b\nc", "d\n"}, []string{"ab", "cd", "|"}},
+		{"several in one chunk", []string{"a\nb\n\nc"}, []string{"a", "b", "", "|", "c"}},
+		{"crlf", []string{"a\r", "\nb\r\n"}, []string{"a", "b", "|"}},
+		{"overlong", []string{long[:10], long[10:], "y\n"}, []string{long, "y", "|"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var lb lineBuf
+			var got []string
+			emit := func(l []byte) { got = append(got, string(l)) }
+			for _, ch := range c.chunks {
+				lb.feed([]byte(ch), emit)
+			}
+			got = append(got, "|")
+			lb.flush(emit)
+			if strings.Join(got, ",") != strings.Join(c.want, ",") {
+				t.Errorf("lines %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestIsJSONLines(t *testing.T) {
+	cases := map[string]bool{
+		"application/jsonlines": true, "application/jsonlines; charset=utf-8": true, "Application/X-NDJSON": true,
+		"application/jsonl": true, "application/json": false, "text/plain": false, "": false, "application/jsonlines;;": false,
+	}
+	for ct, want := range cases {
+		t.Run(ct, func(t *testing.T) {
+			if got := isJSONLines(ct); got != want {
+				t.Errorf("isJSONLines(%q) = %v", ct, got)
+			}
+		})
+	}
+}
+
+func TestAcceptsEventStream(t *testing.T) {
+	cases := map[string]bool{
+		"text/event-stream": true, "application/json, text/event-stream;q=0.5": true, "TEXT/Event-Stream": true,
+		"text/event-stream;q=0": false, "text/event-stream;q=x": false, "*/*": false, "": false,
+		"application/json": false, "text/event-streams": false,
+	}
+	for accept, want := range cases {
+		t.Run(accept, func(t *testing.T) {
+			if got := acceptsEventStream([]byte(accept)); got != want {
+				t.Errorf("acceptsEventStream(%q) = %v", accept, got)
+			}
+		})
+	}
+}
+
+func TestAppendEvent(t *testing.T) {
+	cases := []struct{ line, want string }{
+		{`{"a":1}`, "data: {\"a\":1}\n\n"},
+		{"", "data: \n\n"},
+		{"a\rb", "data: a\ndata: b\n\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.line, func(t *testing.T) {
+			if got := string(appendEvent(nil, []byte(c.line))); got != c.want {
+				t.Errorf("appendEvent(%q) = %q, want %q", c.line, got, c.want)
+			}
+		})
+	}
+}
+
+// scrape returns the server's metrics page.
+func scrape(t *testing.T, ts *testServer) string {
+	t.Helper()
+	_, body := ts.do(t, "GET", ts.mgmt+"/metrics", "", nil)
+	return string(body)
+}
+
+// eventually polls cond until it holds, failing the test after guard. It
+// waits for a state change that has no event to wait on; it measures
+// nothing.
+func eventually(t *testing.T, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	limit := time.After(guard)
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-limit:
+			t.Fatal("condition not met")
+		}
+	}
+}
