@@ -7,9 +7,13 @@ set -euo pipefail
 
 packages=(
   python3 python3-numpy python3-torch python3-sentencepiece python3-langdetect
-  python3-pip libopenblas0-pthread prometheus jargon-text nodejs npm
+  python3-pip libopenblas0-pthread prometheus jargon-text
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross shellcheck
 )
+# Node.js for the OpenAI SDK test: Debian's packages unless a node (with its
+# own npm, as NodeSource's nodejs has) is installed already.
+command -v node >/dev/null || packages+=(nodejs)
+command -v npm >/dev/null || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do

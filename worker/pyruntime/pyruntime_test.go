@@ -319,6 +319,11 @@ func TestPythonUnitTests(t *testing.T) {
 	cmd := exec.CommandContext(ctx, python, "-m", "unittest", "discover", "-s", "tests", "-t", ".")
 	cmd.Dir = rt.Dir
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+rt.PythonPath, "PYTHONDONTWRITEBYTECODE=1")
+	// The chat model's handler tests need the example model folder, which
+	// the unpacked runtime does not carry.
+	if chat, err := filepath.Abs(filepath.Join("..", "..", "examples", "models", "chat")); err == nil {
+		cmd.Env = append(cmd.Env, "SWITCHYARD_CHAT_MODEL_DIR="+chat)
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {

@@ -1,0 +1,44 @@
+package examples
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const python = "/usr/bin/python3"
+
+// TestModelUnitTests runs `python3 -m unittest` in every example model
+// folder that has test_*.py files.
+func TestModelUnitTests(t *testing.T) {
+	if _, err := os.Stat(python); err != nil {
+		t.Skip(python + " is not installed")
+	}
+	dirs, err := filepath.Glob(filepath.Join("models", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range dirs {
+		tests, _ := filepath.Glob(filepath.Join(dir, "test_*.py"))
+		if len(tests) == 0 {
+			continue
+		}
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, python, "-m", "unittest", "discover", "-p", "test_*.py")
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Run(); err != nil || !strings.Contains(out.String(), "\nOK") {
+				t.Fatalf("unittest in %s: %v\n%s", dir, err, out.String())
+			}
+		})
+	}
+}
