@@ -6,7 +6,6 @@ require (
 	github.com/NVIDIA/go-nvml v0.13.0-1
 	github.com/magiconair/properties v1.18.12
 	github.com/prometheus/client_golang v1.25.0
-	github.com/prometheus/common v0.72.0
 	github.com/valyala/fasthttp v1.74.0
 	go.uber.org/goleak v1.3.0
 	go.uber.org/zap v1.28.0
@@ -23,6 +22,7 @@ require (
 	github.com/molecule-man/go-brrr v1.0.1 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
+	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	go.uber.org/multierr v1.10.0 // indirect

@@ -15,9 +15,10 @@
 //
 // The package is split the way etcd's raft splits RawNode from Node: a pure,
 // synchronous state type that holds the jobs and takes every decision, and a
-// thin driver that adds blocking, timers and the clock. [ScaleUp] and
-// [IdleTracker] are the pure rules the model registry uses to add and release
-// temporary workers.
+// thin driver that adds blocking, timers and the clock. [ScaleUp] is the pure
+// rule the model registry uses to add temporary workers; a temporary worker
+// is released when [Queue.Next], called with a deadline of its last work plus
+// max_idle_time, gives it nothing.
 //
 // The package has no HTTP, starts no processes and imports no other package of
 // this module.

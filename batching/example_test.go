@@ -65,15 +65,3 @@ func ExampleScaleUp() {
 	// true
 	// false
 }
-
-func ExampleIdleTracker() {
-	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	tr := batching.NewIdleTracker()
-	tr.Add("worker-2", start) // a temporary worker
-	tr.Add("worker-3", start)
-	tr.Busy("worker-3")
-	tr.Idle("worker-3", start.Add(30*time.Second))
-	fmt.Println(tr.Stale(start.Add(time.Minute), time.Minute))
-	// Output:
-	// [worker-2]
-}

@@ -17,6 +17,10 @@ import (
 // ErrClientGone. The watch is a context.AfterFunc that is stopped when the job
 // leaves, so a queue holds no goroutine per job. A job whose context can
 // never be done (context.Background) is not watched.
+//
+// A job with a deadline is answered with ErrExpired when the deadline
+// passes while it waits, by one timer per queue armed for the earliest
+// deadline, so a client hears so at once even while every worker is busy.
 type Queue struct {
 	mu  sync.Mutex
 	st  state
@@ -25,6 +29,11 @@ type Queue struct {
 	token chan struct{} // holds a value while a worker fills a batch
 	wake  chan struct{} // a job arrived; read only by the token holder
 	done  chan struct{} // closed by Close
+
+	// One timer answers expired jobs at their deadline, armed for the
+	// earliest deadline among the held jobs (guarded by mu).
+	expiry   *time.Timer
+	armedFor time.Time
 }
 
 // Option changes a queue that NewQueue builds.
@@ -63,6 +72,9 @@ func (q *Queue) Push(j *Job) error {
 	e, err := q.st.push(j, q.now())
 	if err == nil && j.Context().Done() != nil {
 		e.stop = context.AfterFunc(j.Context(), func() { q.clientGone(e) })
+	}
+	if d, ok := j.Deadline(); ok && err == nil {
+		q.armLocked(d)
 	}
 	q.mu.Unlock()
 	if err == nil {
@@ -166,6 +178,34 @@ func (q *Queue) step(limit int, due bool) ([]*Job, int, error) {
 	}
 }
 
+// armLocked makes the expiry timer fire by deadline d.
+func (q *Queue) armLocked(d time.Time) {
+	if !q.armedFor.IsZero() && !d.Before(q.armedFor) {
+		return
+	}
+	q.armedFor = d
+	wait := d.Sub(q.now())
+	if q.expiry == nil {
+		q.expiry = time.AfterFunc(wait, q.expire)
+		return
+	}
+	q.expiry.Reset(wait)
+}
+
+// expire answers the jobs whose deadline has passed and re-arms the timer
+// for the next one.
+func (q *Queue) expire() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.armedFor = time.Time{}
+	if q.st.closed {
+		return
+	}
+	if next := q.st.expireDue(q.now()); !next.IsZero() {
+		q.armLocked(next)
+	}
+}
+
 func (q *Queue) requeue() {
 	q.mu.Lock()
 	q.st.requeue()
@@ -223,6 +263,9 @@ func (q *Queue) Close(err error) int {
 	}
 	n := q.st.close(err)
 	close(q.done)
+	if q.expiry != nil {
+		q.expiry.Stop()
+	}
 	return n
 }
 

@@ -491,3 +491,35 @@ func TestQueueStopsWatches(t *testing.T) {
 		t.Errorf("Close answered %d, want 20", n)
 	}
 }
+
+// TestQueueExpiresAtDeadline checks that a waiting job is answered with
+// ErrExpired when its deadline passes, with no worker looking at the queue,
+// and that a later deadline behind an earlier one is honoured too.
+func TestQueueExpiresAtDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := NewQueue(10)
+		start := time.Now()
+		late := NewJob(context.Background(), "late", Input{}, start, start.Add(300*time.Millisecond))
+		early := NewJob(context.Background(), "early", Input{}, start, start.Add(100*time.Millisecond))
+		none := NewJob(context.Background(), "none", Input{}, start, time.Time{})
+		for _, j := range []*Job{late, early, none} {
+			if err := q.Push(j); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(150 * time.Millisecond)
+		synctest.Wait()
+		if _, err := early.Result(); !errors.Is(err, ErrExpired) || late.Answered() {
+			t.Fatalf("after 150ms: early = %v, late answered = %v", err, late.Answered())
+		}
+		time.Sleep(200 * time.Millisecond)
+		synctest.Wait()
+		if _, err := late.Result(); !errors.Is(err, ErrExpired) {
+			t.Fatalf("after 350ms: late = %v", err)
+		}
+		if none.Answered() || q.Len() != 1 || q.Stats().Expired != 2 {
+			t.Fatalf("none answered %v, len %d, stats %+v", none.Answered(), q.Len(), q.Stats())
+		}
+		q.Close(nil)
+	})
+}

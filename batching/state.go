@@ -218,6 +218,23 @@ func (s *state) close(err error) int {
 	return n
 }
 
+// expireDue answers every held job whose deadline has passed at now with
+// ErrExpired and returns the earliest deadline of the jobs that remain
+// (zero when none has one).
+func (s *state) expireDue(now time.Time) time.Time {
+	var next time.Time
+	for e := s.head; e != nil; {
+		after := e.next
+		if d, ok := e.job.Deadline(); ok {
+			if !s.settleDead(e, now) && (next.IsZero() || d.Before(next)) {
+				next = d
+			}
+		}
+		e = after
+	}
+	return next
+}
+
 // setCapacity changes the bound. Jobs already queued stay; a smaller bound
 // only refuses new jobs until the queue is below it.
 func (s *state) setCapacity(n int) { s.capacity = max(n, 1) }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -77,12 +78,37 @@ func (s *Server) await(ctx *fasthttp.RequestCtx, job *batching.Job, cancel conte
 	return s.answer(ctx, job, cancel, sh)
 }
 
+// watchDelay is how long a request waits for its answer before the
+// front-end starts watching its connection for a hang-up. Most answers come
+// sooner, and a watch costs a goroutine and three deadline changes on the
+// hot path; a request still waiting after the delay (queued behind others,
+// or on a slow model) is watched, so a client that leaves is noticed before
+// its request reaches a worker.
+const watchDelay = 5 * time.Millisecond
+
 // waitJob returns once the job is answered, or with the reason it never
 // will be for this client: it hung up, or a forced shutdown came first.
 func (s *Server) waitJob(ctx *fasthttp.RequestCtx, job *batching.Job, cancel context.CancelCauseFunc) error {
 	if job.Answered() {
 		return nil
 	}
+	t := getTimer(watchDelay)
+	defer putTimer(t)
+	select {
+	case <-job.Done():
+		return nil
+	case <-job.Context().Done():
+	case <-s.forced:
+		cancel(batching.ErrClosed)
+	case <-t.C:
+		return s.waitWatched(ctx, job, cancel)
+	}
+	return s.settled(job)
+}
+
+// waitWatched waits like waitJob while a watcher looks for the client
+// hanging up.
+func (s *Server) waitWatched(ctx *fasthttp.RequestCtx, job *batching.Job, cancel context.CancelCauseFunc) error {
 	w := watchPeer(ctx.Conn(), cancel)
 	defer w.stop()
 	select {
@@ -92,10 +118,34 @@ func (s *Server) waitJob(ctx *fasthttp.RequestCtx, job *batching.Job, cancel con
 	case <-s.forced:
 		cancel(batching.ErrClosed)
 	}
+	return s.settled(job)
+}
+
+// settled is nil when the job got its answer after all, else why the client
+// will not get it.
+func (s *Server) settled(job *batching.Job) error {
 	if job.Answered() {
 		return nil
 	}
 	return context.Cause(job.Context())
+}
+
+// timers recycles the watch-delay timers of waiting requests.
+var timers sync.Pool
+
+func getTimer(d time.Duration) *time.Timer {
+	if t, ok := timers.Get().(*time.Timer); ok {
+		t.Reset(d)
+		return t
+	}
+	return time.NewTimer(d)
+}
+
+// putTimer stops t and keeps it for reuse; since Go 1.23 a stopped timer's
+// channel holds no stale value.
+func putTimer(t *time.Timer) {
+	t.Stop()
+	timers.Put(t)
 }
 
 // pickModel finds the model a request is for.

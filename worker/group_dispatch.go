@@ -42,9 +42,6 @@ func (w *run) serveBatches(ctx context.Context, p *Process) exit {
 		if err != nil {
 			return w.why(p, nil)
 		}
-		if jobs = m.exp.claimAll(jobs); len(jobs) == 0 {
-			continue
-		}
 		w.busy()
 		perr := w.dispatch(p, jobs)
 		w.idle()
@@ -186,10 +183,6 @@ func (w *run) serveRolling(ctx context.Context, p *Process) exit {
 		if err != nil {
 			<-slots
 			return w.why(p, nil)
-		}
-		if jobs = m.exp.claimAll(jobs); len(jobs) == 0 {
-			<-slots
-			continue
 		}
 		for range len(jobs) - 1 {
 			slots <- struct{}{} // next never takes more than are free

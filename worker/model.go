@@ -30,7 +30,6 @@ type Model struct {
 	url     string
 	cfg     *properties.Model
 	startup bool
-	exp     expiry // deadlines of the jobs waiting in the queue
 
 	ctx    context.Context // canceled when the model is removed
 	cancel context.CancelFunc
@@ -188,7 +187,6 @@ func (m *Model) failLocked() {
 	old := m.queue
 	m.queue = batching.NewQueue(old.Cap())
 	old.Close(fmt.Errorf("%w: model %s", api.ErrModelFailed, m.name))
-	m.exp.stopAll()
 }
 
 // reviveLocked gives a FAILED model a fresh start: its failures are
@@ -308,9 +306,7 @@ func (m *Model) submit(j *batching.Job) error {
 		return err
 	}
 	j.SetDeadline(j.Created().Add(m.cfg.PredictTimeout))
-	m.exp.watch(j)
 	if err := q.Push(j); err != nil {
-		m.exp.forget(j)
 		return fmt.Errorf("model %s: %w", m.name, err)
 	}
 	m.poke()

@@ -44,7 +44,6 @@ func (m *Model) detach(why string) {
 	q := m.queue
 	m.mu.Unlock()
 	q.Close(fmt.Errorf("model %s %s", m.name, why))
-	m.exp.stopAll()
 	m.cancel()
 }
 

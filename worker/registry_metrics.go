@@ -105,7 +105,7 @@ func (m *metrics) collectModel(ch chan<- prometheus.Metric, model *Model) {
 	ch <- prometheus.MustNewConstMetric(m.queueDepth, prometheus.GaugeValue, float64(q.Len()), model.name)
 	ch <- prometheus.MustNewConstMetric(m.queueCap, prometheus.GaugeValue, float64(q.Cap()), model.name)
 	ch <- prometheus.MustNewConstMetric(m.dropped, prometheus.CounterValue, float64(st.Dropped), model.name, "client_gone")
-	ch <- prometheus.MustNewConstMetric(m.dropped, prometheus.CounterValue, float64(st.Expired+model.exp.count()), model.name, "expired")
+	ch <- prometheus.MustNewConstMetric(m.dropped, prometheus.CounterValue, float64(st.Expired), model.name, "expired")
 	ch <- prometheus.MustNewConstMetric(m.dropped, prometheus.CounterValue, float64(st.Rejected), model.name, "queue_full")
 	counts := map[[2]string]int{}
 	for _, g := range model.record().WorkerGroups {

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 
 	"github.com/switchyard/switchyard/batching"
 )
@@ -24,7 +26,8 @@ const BatchSizeKey = "batch_size"
 // AppendRequest appends in as one request frame to dst. On error it returns
 // dst unchanged.
 func AppendRequest(dst []byte, in *batching.Input) ([]byte, error) {
-	out, err := appendProps(dst, in.Props, "")
+	out := slices.Grow(dst, inputSize(in, 0))
+	out, err := appendProps(out, in.Props, "")
 	if err == nil {
 		out, err = appendItems(out, in.Content, "")
 	}
@@ -39,7 +42,12 @@ func AppendRequest(dst []byte, in *batching.Input) ([]byte, error) {
 // their keys prefixed batch_%03d. (batch_000.data). On error it returns dst
 // unchanged.
 func AppendBatch(dst []byte, ins []*batching.Input) ([]byte, error) {
-	out, err := appendBatchProps(dst, ins)
+	n := 2 + len(BatchSizeKey) + 2 + 3
+	for i, in := range ins {
+		n += inputSize(in, len(batchPrefix(i)))
+	}
+	out := slices.Grow(dst, n)
+	out, err := appendBatchProps(out, ins)
 	if err == nil {
 		out, err = appendBatchItems(out, ins)
 	}
@@ -149,7 +157,35 @@ func appendString(dst []byte, prefix, s string) ([]byte, error) {
 	return append(dst, s...), nil
 }
 
-func batchPrefix(i int) string { return fmt.Sprintf("batch_%03d.", i) }
+// inputSize is the encoded size of in with every key prefixed by
+// prefixLen bytes, so that a frame is allocated once.
+func inputSize(in *batching.Input, prefixLen int) int {
+	n := 4
+	for _, p := range in.Props {
+		n += 4 + prefixLen + len(p.Key) + len(p.Value)
+	}
+	for _, it := range in.Content {
+		n += 6 + prefixLen + len(it.Key) + len(it.Value)
+	}
+	return n
+}
+
+// prefixes holds the key prefixes of the first batch items, so that a
+// batch costs no formatting.
+var prefixes = func() []string {
+	p := make([]string, 256)
+	for i := range p {
+		p[i] = fmt.Sprintf("batch_%03d.", i)
+	}
+	return p
+}()
+
+func batchPrefix(i int) string {
+	if i < len(prefixes) {
+		return prefixes[i]
+	}
+	return fmt.Sprintf("batch_%03d.", i)
+}
 
 func appendBatchProps(dst []byte, ins []*batching.Input) ([]byte, error) {
 	n := 1
@@ -158,7 +194,7 @@ func appendBatchProps(dst []byte, ins []*batching.Input) ([]byte, error) {
 	}
 	dst, err := appendCount(dst, n)
 	if err == nil {
-		dst, err = appendPair(dst, "", batching.Prop{Key: BatchSizeKey, Value: fmt.Sprint(len(ins))})
+		dst, err = appendPair(dst, "", batching.Prop{Key: BatchSizeKey, Value: strconv.Itoa(len(ins))})
 	}
 	for i := 0; i < len(ins) && err == nil; i++ {
 		prefix := batchPrefix(i)
