@@ -109,50 +109,32 @@ func processExited(p *Process) bool {
 	}
 }
 
-// dispatch sends one batch and answers every job in it. It returns the
-// worker-level error, if any, after failing the jobs with it.
+// dispatch sends one batch and answers every job in it, from the goroutine
+// that reads the worker's replies. It returns the worker-level error, if
+// any; a request the worker could not be sent (400) leaves the worker fine.
+// A streamed answer keeps the worker until the stream ends.
 func (w *run) dispatch(p *Process, jobs []*batching.Job) error {
 	m := w.g.m
 	m.reg.metrics.dispatched(m.name, jobs)
 	ctx := m.reg.ctx // a stop lets the batch finish; only a forced shutdown cuts it
-	if len(jobs) == 1 {
-		resp, err := p.Predict(ctx, &jobs[0].Input)
-		return answer(ctx, p, jobs[0], resp, m.reg.cutOff(err))
-	}
 	ins := make([]*batching.Input, len(jobs))
 	for i, j := range jobs {
 		ins[i] = &j.Input
 	}
-	results, err := p.PredictBatch(ctx, ins)
-	if err != nil {
-		err = m.reg.cutOff(err)
-		failAll(jobs, err)
-		return err
+	err := p.Dispatch(ctx, ins, func(i int, resp *batching.Response, err error) {
+		if err != nil {
+			jobs[i].Fail(m.reg.cutOff(err))
+			return
+		}
+		jobs[i].Finish(resp)
+	})
+	switch {
+	case errors.Is(err, api.ErrBadRequest):
+		return nil
+	case err != nil:
+		return m.reg.cutOff(err)
 	}
-	for i, j := range jobs {
-		_ = answer(ctx, p, j, results[i].Resp, results[i].Err)
-	}
-	return nil
-}
-
-// answer gives a job its response; a streamed response keeps the worker busy
-// until the stream ends.
-func answer(ctx context.Context, p *Process, j *batching.Job, resp *batching.Response, err error) error {
-	if err != nil {
-		j.Fail(err)
-		return err
-	}
-	j.Finish(resp)
-	if resp.Stream != nil {
-		return p.WaitIdle(ctx)
-	}
-	return nil
-}
-
-func failAll(jobs []*batching.Job, err error) {
-	for _, j := range jobs {
-		j.Fail(err)
-	}
+	return p.WaitIdle(ctx)
 }
 
 func (w *run) busy() {

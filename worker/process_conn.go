@@ -29,6 +29,9 @@ type call struct {
 	finished  bool        // the reply is complete
 	stopWatch func() bool // stops the watch on a tracked request's context
 	onEnd     func()      // Track's done callback
+	// onReply, when set, gets the reply's first frame on the reading
+	// goroutine, so that Dispatch answers its requests without a hand-off.
+	onReply func(*wire.Response, *batching.Stream)
 }
 
 func newCall() *call { return &call{done: make(chan struct{})} }
@@ -97,12 +100,20 @@ func (p *Process) route(resp *wire.Response) error {
 func (p *Process) routeUntracked(resp *wire.Response) error {
 	p.mu.Lock()
 	c := p.pending
+	var deliver func(*wire.Response, *batching.Stream)
+	var stream *batching.Stream
 	if c != nil {
 		c.settle(resp, nil)
+		if c.resp == resp && !c.abandoned {
+			deliver, stream = c.onReply, c.stream
+		}
 	}
 	p.mu.Unlock()
 	if c == nil {
 		p.log.Warn("worker sent a reply nobody asked for", zap.Int("code", resp.Code))
+	}
+	if deliver != nil {
+		deliver(resp, stream)
 	}
 	var end error
 	if resp.Streaming {

@@ -21,6 +21,78 @@ type BatchResult struct {
 	Err  error
 }
 
+// Dispatch sends ins to the worker, as one request or, for several, as one
+// dynamic batch, and calls answer once for each request: with its response
+// as soon as the reply's first frame is in (on the goroutine that reads the
+// connection, so the caller's client hears without a hand-off), or with the
+// error that kept it from one. It returns when the first frame is in, or
+// with the error that ended the wait; bounds and ctx work as for Predict.
+// A streamed reply keeps the worker busy until it ends (see WaitIdle).
+func (p *Process) Dispatch(ctx context.Context, ins []*batching.Input, answer func(i int, resp *batching.Response, err error)) error {
+	frame, err := p.encode(ins)
+	if err == nil {
+		var c *call
+		c, err = p.roundTripWith(ctx, frame, func(resp *wire.Response, st *batching.Stream) {
+			p.deliver(resp, st, len(ins), answer)
+		})
+		if err == nil && c.err != nil {
+			err = c.err
+		}
+	}
+	if err != nil {
+		for i := range ins {
+			answer(i, nil, err)
+		}
+	}
+	return err
+}
+
+// encode builds the frame Dispatch sends.
+func (p *Process) encode(ins []*batching.Input) ([]byte, error) {
+	var frame []byte
+	var err error
+	switch len(ins) {
+	case 0:
+		return nil, fmt.Errorf("%s: %w: empty batch", p.name(), wire.ErrBadBatch)
+	case 1:
+		frame, err = wire.AppendRequest(nil, ins[0])
+	default:
+		frame, err = wire.AppendBatch(nil, ins)
+	}
+	if err != nil {
+		return nil, p.badRequest(err)
+	}
+	return frame, nil
+}
+
+// deliver answers the n requests of a Dispatch from the reply's first frame.
+func (p *Process) deliver(resp *wire.Response, st *batching.Stream, n int, answer func(int, *batching.Response, error)) {
+	if n == 1 {
+		answer(0, resp.ToBatching(st), nil)
+		return
+	}
+	results, err := p.split(resp, st, n)
+	for i := range n {
+		if err != nil {
+			answer(i, nil, err)
+		} else {
+			answer(i, results[i].Resp, results[i].Err)
+		}
+	}
+}
+
+// split turns a batch reply into one result per request.
+func (p *Process) split(resp *wire.Response, st *batching.Stream, n int) ([]BatchResult, error) {
+	if st != nil {
+		st.Close(wire.ErrBadBatch)
+	}
+	parts, err := wire.SplitBatch(resp, n)
+	if parts == nil {
+		return nil, fmt.Errorf("%s: %w", p.name(), err)
+	}
+	return p.batchResults(parts), nil
+}
+
 // Predict sends one untracked request and returns the worker's reply. A
 // streamed reply comes back as soon as its header arrives, with the body on
 // Stream. Untracked requests go to the worker one at a time: Predict waits
@@ -56,14 +128,7 @@ func (p *Process) PredictBatch(ctx context.Context, ins []*batching.Input) ([]Ba
 	if err != nil {
 		return nil, err
 	}
-	if c.stream != nil {
-		c.stream.Close(wire.ErrBadBatch)
-	}
-	parts, err := wire.SplitBatch(c.resp, len(ins))
-	if parts == nil {
-		return nil, fmt.Errorf("%s: %w", p.name(), err)
-	}
-	return p.batchResults(parts), nil
+	return p.split(c.resp, c.stream, len(ins))
 }
 
 func (p *Process) batchResults(parts []*batching.Response) []BatchResult {
@@ -84,13 +149,18 @@ func (p *Process) badRequest(err error) error {
 // roundTrip sends one untracked frame and waits for the first frame of its
 // reply.
 func (p *Process) roundTrip(ctx context.Context, frame []byte) (*call, error) {
+	return p.roundTripWith(ctx, frame, nil)
+}
+
+// roundTripWith is roundTrip with a callback for the reply's first frame.
+func (p *Process) roundTripWith(ctx context.Context, frame []byte, onReply func(*wire.Response, *batching.Stream)) (*call, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if err := p.acquire(ctx); err != nil {
 		return nil, err
 	}
-	c, err := p.begin()
+	c, err := p.begin(onReply)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +185,7 @@ func (p *Process) acquire(ctx context.Context) error {
 }
 
 // begin registers the untracked request; the slot is held.
-func (p *Process) begin() (*call, error) {
+func (p *Process) begin(onReply func(*wire.Response, *batching.Stream)) (*call, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.dead != nil {
@@ -123,6 +193,7 @@ func (p *Process) begin() (*call, error) {
 		return nil, p.dead
 	}
 	c := newCall()
+	c.onReply = onReply
 	p.pending = c
 	p.markBusy()
 	return c, nil

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -224,5 +226,48 @@ func TestPredictSerialized(t *testing.T) {
 		if err := <-errc; err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestDispatch checks that Dispatch answers every request once, for a lone
+// request and for a batch, and answers them all with the error when the
+// request cannot be sent.
+func TestDispatch(t *testing.T) {
+	p := newHarness(t).start(t)
+	for _, n := range []int{1, 3} {
+		var ins []*batching.Input
+		for i := range n {
+			ins = append(ins, input(fmt.Sprintf("body %d", i), "x", fmt.Sprint(i)))
+		}
+		got := make([]string, n)
+		var mu sync.Mutex
+		err := p.Dispatch(context.Background(), ins, func(i int, resp *batching.Response, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil || got[i] != "" {
+				t.Errorf("n=%d item %d: err %v, answered before: %q", n, i, err, got[i])
+				return
+			}
+			got[i] = string(resp.Body)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.WaitIdle(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		for i := range n {
+			if got[i] != fmt.Sprintf("body %d", i) {
+				t.Errorf("n=%d item %d answered %q", n, i, got[i])
+			}
+		}
+		mu.Unlock()
+	}
+	long := input("x", "k", strings.Repeat("v", 40000))
+	var errs []error
+	err := p.Dispatch(context.Background(), []*batching.Input{long}, func(_ int, _ *batching.Response, err error) { errs = append(errs, err) })
+	if !errors.Is(err, api.ErrBadRequest) || len(errs) != 1 || !errors.Is(errs[0], api.ErrBadRequest) {
+		t.Fatalf("an unsendable request: Dispatch = %v, answers %v", err, errs)
 	}
 }
