@@ -32,7 +32,7 @@ func checkMaxNewTokens(t *testing.T, s *Server) {
 				t.Fatalf("answer %d %q: %s", a.code, a.header.Get("Content-Type"), a.body)
 			}
 			lines := jsonLines(t, a.body)
-			if len(lines) > n+1 {
+			if len(lines) < 1 || len(lines) > n+1 {
 				t.Fatalf("%d lines for max_new_tokens=%d: %s", len(lines), n, a.body)
 			}
 			checkFinalLine(t, lines, n)
@@ -40,16 +40,21 @@ func checkMaxNewTokens(t *testing.T, s *Server) {
 	}
 }
 
-// checkFinalLine checks that only the last line ends the stream, that its
-// generated_text is the tokens' texts joined, and that its usage counts
-// them within the limit n.
+// checkFinalLine checks the stream's shape: a line per token carrying only
+// that token, then one last line with "token": null that ends the stream;
+// that its generated_text is the tokens' texts joined; and that its usage
+// counts them within the limit n.
 func checkFinalLine(t *testing.T, lines []genLine, n int) {
 	t.Helper()
 	var text strings.Builder
 	tokens := 0
 	for i, l := range lines {
-		if (l.FinishReason != nil) != (i == len(lines)-1) {
-			t.Fatalf("line %d: finish_reason %v", i, l.FinishReason)
+		final := i == len(lines)-1
+		if (l.FinishReason != nil) != final || (l.Token == nil) != final {
+			t.Fatalf("line %d of %d: token %v, finish_reason %v", i, len(lines), l.Token, l.FinishReason)
+		}
+		if !final && (l.GeneratedText != nil || l.Usage != nil || l.Error != "") {
+			t.Fatalf("token line %d carries more than its token: %+v", i, l)
 		}
 		if l.Token != nil {
 			tokens++
@@ -57,6 +62,9 @@ func checkFinalLine(t *testing.T, lines []genLine, n int) {
 		}
 	}
 	last := lines[len(lines)-1]
+	if last.Error != "" {
+		t.Errorf("last line has error %q", last.Error)
+	}
 	if last.GeneratedText == nil || *last.GeneratedText != text.String() {
 		t.Errorf("generated_text %v, tokens say %q", last.GeneratedText, text.String())
 	}

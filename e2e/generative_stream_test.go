@@ -135,9 +135,18 @@ func checkStreamError(t *testing.T, s *Server) {
 	body := `{"model": "ticker", "messages": [], "stream": true, "fail_after": 2}`
 	t.Run("jsonlines", func(t *testing.T) {
 		lines := jsonLines(t, call(t, http.MethodPost, s.Inference+"/predictions/ticker", body).body)
-		last := lines[len(lines)-1]
-		if len(lines) != 3 || last.FinishReason == nil || *last.FinishReason != "error" || !strings.Contains(last.Error, broke) {
-			t.Errorf("lines %+v", lines)
+		// two token lines, then the error line the front-end adds
+		if len(lines) != 3 {
+			t.Fatalf("lines %+v", lines)
+		}
+		for i, l := range lines[:2] {
+			if l.Token == nil || l.Token.ID != i || l.Token.Text != fmt.Sprintf("t%d ", i) || l.FinishReason != nil {
+				t.Errorf("line %d: %+v", i, l)
+			}
+		}
+		last := lines[2]
+		if last.Token != nil || last.FinishReason == nil || *last.FinishReason != "error" || !strings.Contains(last.Error, broke) {
+			t.Errorf("last line %+v", last)
 		}
 	})
 	t.Run("chat event stream", func(t *testing.T) {

@@ -169,14 +169,19 @@ func finishOf(t *testing.T, chunks []chatChunk) chatChunk {
 }
 
 func TestChatStream(t *testing.T) {
-	final := `{"token":{"id":3,"text":"!"},"generated_text":"Hi there!","finish_reason":"eos",` +
+	// The worker's format: a line per token, then a last line whose token is null.
+	final := `{"token":null,"generated_text":"Hi there!","finish_reason":"eos",` +
 		`"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8}}` + "\n"
 	f := newFake("chat")
-	streaming(f, jsonLines, nil, tokenLine(1, "Hi"), tokenLine(2, " there")+final)
+	streaming(f, jsonLines, nil, tokenLine(1, "Hi"), tokenLine(2, " there")+tokenLine(3, "!"), final)
 	ts := startServer(t, f)
 	chunks := chatEvents(t, ts, `{"model":"chat","messages":[],"stream":true,"stream_options":{"include_usage":true}}`)
 	if got := text(chunks); got != "Hi there!" {
 		t.Errorf("text %q", got)
+	}
+	// three text chunks (the first with the role), the finish chunk, the usage chunk
+	if len(chunks) != 5 {
+		t.Errorf("%d chunks: %+v", len(chunks), chunks)
 	}
 	for i, c := range chunks {
 		if c.Object != "chat.completion.chunk" || c.Model != "chat" || c.ID != chunks[0].ID || !strings.HasPrefix(c.ID, "chatcmpl-") || c.Created == 0 {
@@ -209,6 +214,16 @@ func TestChatStreamEndings(t *testing.T) {
 	}{
 		{"length", []string{tokenLine(1, "a"), `{"token":null,"generated_text":"a","finish_reason":"length"}` + "\n"}, nil, false, "a", "length", "", -1},
 		{"no final line", []string{tokenLine(1, "a"), tokenLine(2, "b")}, nil, true, "ab", "stop", "", 2},
+		{"final line with usage", []string{tokenLine(1, "a"), tokenLine(2, "b"),
+			`{"token":null,"generated_text":"ab","finish_reason":"eos","usage":{"prompt_tokens":4,"completion_tokens":2,"total_tokens":6}}` + "\n"},
+			nil, true, "ab", "stop", "", 2},
+		{"generated_text is not sent again after token texts", []string{tokenLine(1, "ab"), tokenLine(2, ""),
+			`{"token":null,"generated_text":"a","finish_reason":"stop"}` + "\n"}, nil, false, "ab", "stop", "", -1},
+		{"final line carrying a token", []string{tokenLine(1, "a"),
+			`{"token":{"id":2,"text":"b"},"generated_text":"ab","finish_reason":"length"}` + "\n"}, nil, true, "ab", "length", "", 2},
+		{"error line after tokens", []string{tokenLine(1, "a"), tokenLine(2, "b"),
+			`{"token":null,"generated_text":"ab","finish_reason":"error","error":"engine: boom","usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}` + "\n"},
+			nil, true, "ab", "error", "engine: boom", 2},
 		{"worker error line", []string{tokenLine(1, "a"), `{"token":null,"finish_reason":"error","error":"CUDA error"}` + "\n"}, nil, false, "a", "error", "CUDA error", -1},
 		{"canceled", []string{`{"token":null,"finish_reason":"canceled"}` + "\n"}, nil, false, "", "error", "generation canceled", -1},
 		{"stream broken", []string{tokenLine(1, "a")}, died, true, "a", "error", "worker died: worker 1 exited", 1},

@@ -5,11 +5,10 @@ Done with the finish reason and the token counts. This module turns them into
 the answer the front-end expects:
 
 * streamed (the request asked for stream): content-type application/jsonlines,
-  one {"token": {"id", "text"}} object per line; the last line carries the last
-  token (null when there is none) plus generated_text, finish_reason
-  (length, stop, eos, error or canceled), usage, and error when one happened.
-  The last token is held back until the next event shows whether it is the
-  last, so each line goes out one token after its token was generated.
+  one {"token": {"id", "text"}} object per line, sent as soon as the token
+  exists; then a last line with "token": null plus generated_text,
+  finish_reason (length, stop, eos, error or canceled), usage, and error when
+  one happened. A stream of N tokens is N token lines and the last line.
 * whole: an OpenAI chat.completion (chat), {"generated_text"} with optional
   details (generation), or an OpenAI text_completion (completion).
 
@@ -99,7 +98,7 @@ def token_line(piece):
 
 
 def final_line(piece, result):
-    """Returns the last streamed line: the last token plus the whole answer's fields."""
+    """Returns the last streamed line: the whole answer's fields, its token null when piece is None."""
     line = {"token": token_json(piece), "generated_text": result.text,
             "finish_reason": result.finish_reason, "usage": result.usage()}
     if result.error is not None:
@@ -108,10 +107,9 @@ def final_line(piece, result):
 
 
 class _Lines(object):
-    """_Lines turns events into lines, holding the latest token back (see the module doc)."""
+    """_Lines turns events into lines (see the module doc)."""
 
     def __init__(self):
-        self.held = None
         self.texts = []
         self.count = 0
         self.ended = False
@@ -122,11 +120,10 @@ class _Lines(object):
             return None
         if isinstance(event, Done):
             self.ended = True
-            return final_line(self.held, Result("".join(self.texts), event, self.count))
+            return final_line(None, Result("".join(self.texts), event, self.count))
         self.texts.append(event.text)
         self.count += 1
-        held, self.held = self.held, event
-        return None if held is None else token_line(held)
+        return token_line(event)
 
     def fail(self, text):
         """Returns the last line for a source that failed or stopped early."""

@@ -96,3 +96,35 @@ def start_worker(test, model_dir=ECHO_MODEL, **kwargs):
         test.assertEqual(left, [], "threads left running")
     test.addCleanup(stop)
     return worker
+
+
+FINAL_KEYS = {"token", "generated_text", "finish_reason", "usage"}
+
+
+def stream_parts(test, lines, error=None):
+    """Checks the lines of a streamed generative answer; returns (tokens, final).
+
+    Every line but the last is exactly {"token": {"id": int, "text": str}};
+    the last has "token": null plus generated_text, finish_reason and usage,
+    and "error" exactly when error is given (then it must equal it).
+    tokens is the list of token objects, in order.
+    """
+    test.assertGreaterEqual(len(lines), 1, "a stream ends with its final line")
+    tokens = []
+    for line in lines[:-1]:
+        test.assertEqual(set(line), {"token"}, line)
+        token = line["token"]
+        test.assertIsInstance(token, dict, line)
+        test.assertEqual(set(token), {"id", "text"}, line)
+        test.assertIsInstance(token["id"], int, line)
+        test.assertIsInstance(token["text"], str, line)
+        tokens.append(token)
+    final = lines[-1]
+    test.assertEqual(set(final), FINAL_KEYS | ({"error"} if error is not None else set()), final)
+    test.assertIsNone(final["token"], final)
+    if error is not None:
+        test.assertEqual(final["error"], error)
+    usage = final["usage"]
+    test.assertEqual(set(usage), {"prompt_tokens", "completion_tokens", "total_tokens"})
+    test.assertEqual(usage["total_tokens"], usage["prompt_tokens"] + usage["completion_tokens"])
+    return tokens, final

@@ -5,7 +5,7 @@ import sys
 import unittest
 
 from switchyard_runtime.handlers import hf_pipeline
-from tests.helpers import make_model, start_worker
+from tests.helpers import make_model, start_worker, stream_parts
 from tests.test_backends import FAKES, GPT2, REAL
 
 
@@ -50,9 +50,11 @@ class PipelineWorkerTest(unittest.TestCase):
         resp = self.call(worker, {"inputs": "go", "stream": True, "parameters": {
             "max_new_tokens": 9, "temperature": 0.5, "seed": 4, "stop": " w3"}})
         lines = [json.loads(c) for c in resp.chunks]
-        self.assertEqual([line["token"] for line in lines], [{"id": 0, "text": " w0"}, {"id": 1, "text": " w1"},
-                                                             {"id": 2, "text": " w2"}])
-        self.assertEqual((lines[-1]["generated_text"], lines[-1]["finish_reason"]), (" w0 w1 w2", "stop"))
+        self.assertEqual(resp.error, "")
+        tokens, final = stream_parts(self, lines)
+        self.assertEqual(tokens, [{"id": 0, "text": " w0"}, {"id": 1, "text": " w1"}, {"id": 2, "text": " w2"}])
+        self.assertEqual((final["generated_text"], final["finish_reason"]), (" w0 w1 w2", "stop"))
+        self.assertEqual(final["usage"]["completion_tokens"], 3)
         self.assertEqual(fake.SEEDS, [4])
         self.assertEqual(fake.CALLS[-1][2], {"max_new_tokens": 9, "return_full_text": False, "do_sample": True,
                                              "temperature": 0.5, "top_p": 1.0})

@@ -7,7 +7,7 @@ import unittest
 from switchyard_runtime.genoutput import Piece
 from switchyard_runtime.handlers import vllm_backend
 from switchyard_runtime.handlers.generative import Settings
-from tests.helpers import make_model, start_worker
+from tests.helpers import make_model, start_worker, stream_parts
 from tests.test_backends import FAKES, GPT2, REAL
 
 TIMEOUT = 60  # a bound on waits so a broken runtime fails instead of hanging
@@ -91,11 +91,13 @@ class VllmWorkerTest(unittest.TestCase):
                           "temperature": 0.5, "top_p": 0.9, "stop": ["zz"], "seed": 3})
         lines, end, first = self.frames("s1")
         self.assertEqual((end, first.props["content-type"]), ("", "application/jsonlines"))
-        self.assertEqual([line["token"] for line in lines], [{"id": 100 + i, "text": t} for i, t in
-                                                             enumerate(["t0", " t1", " t2", " t3"])])
-        self.assertEqual({k: lines[-1][k] for k in ("generated_text", "finish_reason", "usage")}, {
-            "generated_text": "t0 t1 t2 t3", "finish_reason": "length",
+        self.assertEqual(json.loads(first.chunks[0]), {"token": {"id": 100, "text": "t0"}})
+        tokens, final = stream_parts(self, lines)
+        self.assertEqual(tokens, [{"id": 100 + i, "text": t} for i, t in enumerate(["t0", " t1", " t2", " t3"])])
+        self.assertEqual(final, {
+            "token": None, "generated_text": "t0 t1 t2 t3", "finish_reason": "length",
             "usage": {"prompt_tokens": 1, "completion_tokens": 4, "total_tokens": 5}})
+        self.assertEqual("".join(t["text"] for t in tokens), final["generated_text"])
         _, prompt, params = self.engine.requests[-1]
         self.assertEqual(prompt, "<user>hi<assistant>")
         self.assertEqual((params.max_tokens, params.temperature, params.top_p, params.stop, params.seed),
@@ -103,15 +105,22 @@ class VllmWorkerTest(unittest.TestCase):
 
     def test_finish_reasons(self):
         cases = [
-            ("eos", {"prompt": "a b", "stream": True}, "eos", "t0 t1 t2 t3 t4 t5", 6),
-            ("stop string", {"prompt": "a", "stream": True, "stop": " t2"}, "stop", "t0 t1", 3),
+            ("eos", {"prompt": "a b", "stream": True}, "eos", "t0 t1 t2 t3 t4 t5",
+             ["t0", " t1", " t2", " t3", " t4", " t5"], 2),
+            # the token that completes the stop string adds no text: vLLM cut it off
+            ("stop string", {"prompt": "a", "stream": True, "stop": " t2"}, "stop", "t0 t1", ["t0", " t1", ""], 1),
         ]
-        for name, body, reason, text, tokens in cases:
+        for name, body, reason, text, texts, prompt_tokens in cases:
             with self.subTest(name):
                 self.start(name, body)
-                lines, _, _ = self.frames(name)
-                self.assertEqual((lines[-1]["finish_reason"], lines[-1]["generated_text"]), (reason, text))
-                self.assertEqual(len(lines), tokens)
+                lines, end, _ = self.frames(name)
+                self.assertEqual(end, "")
+                tokens, final = stream_parts(self, lines)
+                self.assertEqual(tokens, [{"id": 100 + i, "text": t} for i, t in enumerate(texts)])
+                self.assertEqual(final, {"token": None, "generated_text": text, "finish_reason": reason, "usage": {
+                    "prompt_tokens": prompt_tokens, "completion_tokens": len(texts),
+                    "total_tokens": prompt_tokens + len(texts)}})
+                self.assertEqual("".join(texts), text)
 
     def test_whole_answers(self):
         cases = [
@@ -145,19 +154,25 @@ class VllmWorkerTest(unittest.TestCase):
 
     def test_cancel_aborts(self):
         self.start("c1", {"prompt": "[gated]", "stream": True, "max_tokens": 50})
-        self.engine.gate.release(2)
+        self.engine.gate.release(1)  # one token; the engine then waits for the next permit
         first = self.worker.read(max_chunks=1)
-        self.assertEqual(json.loads(first.chunks[0]), {"token": {"id": 100, "text": "t0"}})
+        self.assertEqual([json.loads(c) for c in first.chunks], [{"token": {"id": 100, "text": "t0"}}])
+        self.assertIsNone(first.error)
         self.worker.send({"request_tracking_id": "c1", "cancel": "true"})
         end = self.worker.read(max_chunks=1)
         self.assertEqual((end.props["request_tracking_id"], end.error), ("c1", "canceled"))
+        self.assertEqual(end.chunks, [])
         self.assertTrue(self.engine.abort_seen.wait(TIMEOUT))
         self.assertEqual(self.engine.aborted, [self.engine.requests[-1][0]])
 
     def test_untracked_stream(self):
         resp = self.worker.call({}, [("data", json.dumps({"prompt": "p", "stream": True, "max_tokens": 2}).encode())])
         lines = [json.loads(c) for c in resp.chunks]
-        self.assertEqual((resp.error, [line["token"]["id"] for line in lines]), ("", [100, 101]))
+        self.assertEqual(resp.error, "")
+        tokens, final = stream_parts(self, lines)
+        self.assertEqual(tokens, [{"id": 100, "text": "t0"}, {"id": 101, "text": " t1"}])
+        self.assertEqual(final, {"token": None, "generated_text": "t0 t1", "finish_reason": "length",
+                                 "usage": {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}})
 
 
 if __name__ == "__main__":

@@ -42,45 +42,67 @@ class Source(object):
 class JsonLinesTest(unittest.TestCase):
     def test_lines(self):
         cases = [
-            ("length", PIECES + [Done("length", 4, None)], 2,
-             {"token": {"id": 13, "text": "!"}, "generated_text": "Hello!", "finish_reason": "length",
+            ("length", PIECES + [Done("length", 4, None)], 3,
+             {"token": None, "generated_text": "Hello!", "finish_reason": "length",
               "usage": {"prompt_tokens": 4, "completion_tokens": 3, "total_tokens": 7}}),
-            ("eos with counts given", PIECES + [Done("eos", 2, 5)], 2,
-             {"token": {"id": 13, "text": "!"}, "generated_text": "Hello!", "finish_reason": "eos",
+            ("eos with counts given", PIECES + [Done("eos", 2, 5)], 3,
+             {"token": None, "generated_text": "Hello!", "finish_reason": "eos",
               "usage": {"prompt_tokens": 2, "completion_tokens": 5, "total_tokens": 7}}),
             ("no token", [Done("length", 3, 0)], 0,
              {"token": None, "generated_text": "", "finish_reason": "length",
               "usage": {"prompt_tokens": 3, "completion_tokens": 0, "total_tokens": 3}}),
-            ("error after a token", PIECES[:1] + [Done("error", 1, None, "engine: boom")], 0,
-             {"token": {"id": 11, "text": "Hel"}, "generated_text": "Hel", "finish_reason": "error",
+            ("error after a token", PIECES[:1] + [Done("error", 1, None, "engine: boom")], 1,
+             {"token": None, "generated_text": "Hel", "finish_reason": "error",
               "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}, "error": "engine: boom"}),
-            ("text given by the backend", PIECES + [Done("stop", 1, 3, text="Hell")], 2,
-             {"token": {"id": 13, "text": "!"}, "generated_text": "Hell", "finish_reason": "stop",
+            ("text given by the backend", PIECES + [Done("stop", 1, 3, text="Hell")], 3,
+             {"token": None, "generated_text": "Hell", "finish_reason": "stop",
               "usage": {"prompt_tokens": 1, "completion_tokens": 3, "total_tokens": 4}}),
+            ("events after Done are dropped", PIECES[:2] + [Done("eos", 1)] + PIECES[2:] + [Done("length")], 2,
+             {"token": None, "generated_text": "Hello", "finish_reason": "eos",
+              "usage": {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}}),
         ]
         for name, events, token_lines, last in cases:
             with self.subTest(name):
-                raw = list(genoutput.JsonLines(Source(events)))
+                source = Source(events)
+                raw = list(genoutput.JsonLines(source))
                 self.assertTrue(all(line.endswith(b"\n") and line.count(b"\n") == 1 for line in raw))
                 lines = [json.loads(line) for line in raw]
+                self.assertEqual(len(lines), token_lines + 1)
                 self.assertEqual(lines[:-1], [{"token": {"id": p.id, "text": p.text}} for p in PIECES[:token_lines]])
                 self.assertEqual(lines[-1], last)
+                self.assertTrue(source.closed)
+
+    def test_each_line_leaves_with_its_token(self):
+        # A token's line comes out before the source is asked for the next event.
+        source = Source(PIECES + [Done("eos", 1)])
+        stream = genoutput.JsonLines(source)
+        for i, piece in enumerate(PIECES):
+            self.assertEqual(json.loads(next(stream)), {"token": {"id": piece.id, "text": piece.text}})
+            self.assertEqual(source.taken, i + 1)
+        final = json.loads(next(stream))
+        self.assertEqual((final["token"], final["generated_text"], source.taken), (None, "Hello!", 4))
+        self.assertEqual(list(stream), [])
+        self.assertTrue(source.closed)
 
     def test_source_failures(self):
         cases = [
-            ("raises after a token", Source(PIECES, fail_at=2), "device lost", 2),
+            ("raises after two tokens", Source(PIECES, fail_at=2), "device lost", 2),
+            ("raises before a token", Source(PIECES, fail_at=0), "device lost", 0),
             ("ends without Done", Source(PIECES), genoutput.NO_FINISH, 3),
         ]
         for name, source, error, generated in cases:
             with self.subTest(name):
                 lines = lines_of(genoutput.JsonLines(source))
-                self.assertEqual(len(lines), generated)
-                self.assertEqual((lines[-1]["finish_reason"], lines[-1]["error"]), ("error", error))
-                self.assertEqual(lines[-1]["usage"]["completion_tokens"], generated)
+                self.assertEqual(len(lines), generated + 1)
+                self.assertEqual(lines[:-1], [{"token": {"id": p.id, "text": p.text}} for p in PIECES[:generated]])
+                text = "".join(p.text for p in PIECES[:generated])
+                self.assertEqual(lines[-1], {
+                    "token": None, "generated_text": text, "finish_reason": "error", "error": error,
+                    "usage": {"prompt_tokens": 0, "completion_tokens": generated, "total_tokens": generated}})
                 self.assertTrue(source.closed)
 
     def test_close_closes_the_source(self):
-        for read in (0, 1):
+        for read in (0, 1, 4):
             with self.subTest(read=read):
                 source = Source(PIECES + [Done("eos")])
                 stream = genoutput.JsonLines(source)
@@ -106,20 +128,45 @@ class JsonLinesTest(unittest.TestCase):
         async def read(stream, limit=None):
             out = []
             async for line in stream:
+                self.assertTrue(line.endswith(b"\n") and line.count(b"\n") == 1, line)
                 out.append(json.loads(line))
                 if limit is not None and len(out) == limit:
                     await stream.aclose()
                     break
             return out
 
+        tokens = [{"token": {"id": p.id, "text": p.text}} for p in PIECES]
         lines = asyncio.run(read(genoutput.AsyncJsonLines(events(False))))
-        self.assertEqual([line["token"]["id"] for line in lines], [11, 12, 13])
-        self.assertEqual(lines[-1]["generated_text"], "Hello!")
+        self.assertEqual(lines, tokens + [{
+            "token": None, "generated_text": "Hello!", "finish_reason": "length",
+            "usage": {"prompt_tokens": 1, "completion_tokens": 3, "total_tokens": 4}}])
         lines = asyncio.run(read(genoutput.AsyncJsonLines(events(True))))
-        self.assertEqual((lines[-1]["finish_reason"], lines[-1]["error"]), ("error", "lost"))
-        self.assertEqual(asyncio.run(read(genoutput.AsyncJsonLines(events(False)), limit=1)), [
-            {"token": {"id": 11, "text": "Hel"}}])
+        self.assertEqual(lines, tokens + [{
+            "token": None, "generated_text": "Hello!", "finish_reason": "error", "error": "lost",
+            "usage": {"prompt_tokens": 0, "completion_tokens": 3, "total_tokens": 3}}])
+        self.assertEqual(asyncio.run(read(genoutput.AsyncJsonLines(events(False)), limit=1)), tokens[:1])
         self.assertEqual(closed, [False, True, False])
+
+    def test_async_lines_match_sync(self):
+        cases = [
+            ("length", PIECES + [Done("length", 4)]),
+            ("no token", [Done("eos", 2, 0)]),
+            ("error", PIECES[:1] + [Done("error", 1, None, "engine: boom")]),
+            ("ends without Done", PIECES),
+        ]
+
+        async def agen(events):
+            for event in events:
+                yield event
+
+        async def read(stream):
+            return [line async for line in stream]
+
+        for name, events in cases:
+            with self.subTest(name):
+                want = list(genoutput.JsonLines(Source(events)))
+                self.assertEqual(asyncio.run(read(genoutput.AsyncJsonLines(agen(events)))), want)
+                self.assertEqual(len(want), sum(isinstance(e, Piece) for e in events) + 1)
 
 
 class WholeAnswerTest(unittest.TestCase):
@@ -173,7 +220,10 @@ class WholeAnswerTest(unittest.TestCase):
         out = genoutput.respond(req, Source(PIECES + [Done("eos")]), "m")
         self.assertEqual(out.properties, {"content-type": "application/jsonlines", "x-switchyard-warning":
                                           "max_new_tokens is ignored in a chat request; max_tokens sets the limit"})
-        self.assertEqual(len(lines_of(out.stream_content)), 3)
+        lines = lines_of(out.stream_content)
+        self.assertEqual(lines[:-1], [{"token": {"id": p.id, "text": p.text}} for p in PIECES])
+        self.assertEqual(lines[-1], {"token": None, "generated_text": "Hello!", "finish_reason": "eos",
+                                     "usage": {"prompt_tokens": 0, "completion_tokens": 3, "total_tokens": 3}})
         req.stream = False
         out = genoutput.respond(req, Source(PIECES + [Done("eos")]), "m")
         self.assertIn("x-switchyard-warning", out.properties)
