@@ -14,10 +14,19 @@ import (
 const python = "/usr/bin/python3"
 
 // TestModelUnitTests runs `python3 -m unittest` in every example model
-// folder that has test_*.py files.
+// folder that has test_*.py files, with SWITCHYARD_RUNTIME_PYTHON set to
+// worker/pyruntime/python so that the tests import the djl_python shim the
+// workers use.
 func TestModelUnitTests(t *testing.T) {
 	if _, err := os.Stat(python); err != nil {
 		t.Skip(python + " is not installed")
+	}
+	runtime, err := filepath.Abs(filepath.Join("..", "worker", "pyruntime", "python"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(runtime, "shim", "djl_python")); err != nil {
+		t.Fatalf("the djl_python shim: %v", err)
 	}
 	dirs, err := filepath.Glob(filepath.Join("models", "*"))
 	if err != nil {
@@ -33,7 +42,7 @@ func TestModelUnitTests(t *testing.T) {
 			defer cancel()
 			cmd := exec.CommandContext(ctx, python, "-m", "unittest", "discover", "-p", "test_*.py")
 			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+			cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1", "SWITCHYARD_RUNTIME_PYTHON="+runtime)
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			if err := cmd.Run(); err != nil || !strings.Contains(out.String(), "\nOK") {

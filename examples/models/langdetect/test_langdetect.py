@@ -2,95 +2,29 @@
 
     /usr/bin/python3 -m unittest -v test_langdetect
 
-They need python3-langdetect only, not the switchyard runtime: djl_python is
-replaced by the small fake below, which follows DJL's Input/Output behaviour.
+They need python3-langdetect and switchyard's Python worker runtime, whose
+djl_python shim (worker/pyruntime/python/shim) gives model.py the Input and
+Output the workers use. The runtime is SWITCHYARD_RUNTIME_PYTHON (the path of
+worker/pyruntime/python) when that is set, else ../../../worker/pyruntime/python
+from this folder.
 """
 
 import importlib.util
 import json
 import os
 import sys
-import types
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-class FakeInput:
-    """FakeInput mimics djl_python.Input for the calls model.py makes."""
-
-    def __init__(self, properties=None, content=None):
-        self.properties = dict(properties or {})
-        self.content = list(content or [])
-
-    def is_empty(self):
-        return not self.content
-
-    def is_batch(self):
-        return "batch_size" in self.properties
-
-    def get_properties(self):
-        return self.properties
-
-    def get_property(self, key):
-        return next((v for k, v in self.properties.items() if k.lower() == key.lower()), None)
-
-    def get_as_bytes(self, key=None):
-        if not self.content:
-            return None
-        wanted = key or "data"
-        return next((v for k, v in self.content if k == wanted), self.content[0][1])
-
-    def get_as_string(self, key=None):
-        return self.get_as_bytes(key).decode("utf-8")
-
-    def get_as_json(self, key=None):
-        return json.loads(self.get_as_string(key))
-
-    def get_batches(self):
-        if not self.is_batch():
-            return [self]
-        items = [FakeInput() for _ in range(int(self.properties["batch_size"]))]
-        for key, value in self.properties.items():
-            if key.startswith("batch_") and key != "batch_size":
-                items[int(key[6:9])].properties[key[10:]] = value
-        for key, value in self.content:
-            items[int(key[6:9])].content.append((key[10:], value))
-        return items
-
-
-class FakeOutput:
-    """FakeOutput mimics djl_python.Output: keyed content and properties."""
-
-    def __init__(self, code=200, message="OK"):
-        self.code, self.message = code, message
-        self.properties, self.content = {}, []
-
-    def add_property(self, key, value):
-        self.properties[key] = value
-        return self
-
-    def add(self, value, key=None, batch_index=None):
-        if batch_index is not None:
-            key = f"batch_{batch_index}.{key or ''}"
-        if isinstance(value, str):
-            value = value.encode("utf-8")
-        self.content.append((key, bytes(value)))
-        return self
-
-    def add_as_json(self, value, key=None, batch_index=None):
-        return self.add(json.dumps(value, ensure_ascii=False), key, batch_index)
-
-    def error(self, error, code=424, message="prediction failure"):
-        self.code, self.message = code, message
-        return self.add_as_json({"code": code, "message": message, "error": error})
+RUNTIME = (os.environ.get("SWITCHYARD_RUNTIME_PYTHON")
+           or os.path.join(HERE, "..", "..", "..", "worker", "pyruntime", "python"))
+sys.path[:0] = [os.path.join(RUNTIME, "shim"), RUNTIME]
+from djl_python import Input, Output, PairList  # noqa: E402  (found through sys.path above)
 
 
 def load_model():
-    """Import model.py under a private name with the fake djl_python installed."""
-    sys.modules["djl_python"] = types.SimpleNamespace(Input=FakeInput, Output=FakeOutput)
-    path = os.path.join(HERE, "model.py")
-    spec = importlib.util.spec_from_file_location("langdetect_model", path)
+    """Import model.py under a private name, so that it cannot meet another folder's model."""
+    spec = importlib.util.spec_from_file_location("langdetect_model", os.path.join(HERE, "model.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -100,25 +34,25 @@ model = load_model()
 
 
 def json_request(body, content_type="application/json"):
-    raw = body if isinstance(body, bytes) else json.dumps(body).encode("utf-8")
-    return FakeInput({"content-type": content_type}, [("data", raw)])
+    """A single request: body (bytes, or JSON to encode) as "data", with its content-type."""
+    data = body if isinstance(body, bytes) else json.dumps(body).encode("utf-8")
+    return Input({"content-type": content_type}, PairList(["data"], [data]))
 
 
-def batch_request(items):
-    """Build one dynamic-batch Input the way the front-end sends it."""
-    batch = FakeInput({"batch_size": str(len(items))})
-    for i, (content_type, body) in enumerate(items):
-        batch.properties[f"batch_{i:03d}.content-type"] = content_type
-        batch.content.append((f"batch_{i:03d}.data", body))
-    return batch
+def text_batch(texts):
+    """A dynamic batch of {"inputs": text} requests, keyed batch_%03d. as the front-end sends it."""
+    properties, content = {"batch_size": str(len(texts))}, PairList()
+    for i, text in enumerate(texts):
+        properties["batch_%03d.content-type" % i] = "application/json"
+        content.add("batch_%03d.data" % i, json.dumps({"inputs": text}).encode("utf-8"))
+    return Input(properties, content)
 
 
-def answer(outputs, key=None):
-    """Decode the JSON content item named key (the only one when key is None)."""
-    if key is None:
-        assert len(outputs.content) == 1, outputs.content
-        return json.loads(outputs.content[0][1])
-    return json.loads(dict(outputs.content)[key])
+def answer(outputs):
+    """The JSON body of a single reply: its only content item, "data"."""
+    assert isinstance(outputs, Output), type(outputs)
+    assert outputs.content.keys == ["data"], outputs.content.keys
+    return json.loads(outputs.content.values[0])
 
 
 KNOWN = [
@@ -192,12 +126,11 @@ class InferenceTest(ServiceTestCase):
         self.assertEqual(answer(outputs)[0]["label"], "es")
 
     def test_dynamic_batch(self):
-        items = [("application/json", json.dumps({"inputs": text}).encode())
-                 for _, text in KNOWN[:3]]
-        outputs = self.infer(batch_request(items))
-        keys = [k for k, _ in outputs.content]
-        self.assertEqual(keys, ["batch_0.data", "batch_1.data", "batch_2.data"])
-        got = [answer(outputs, k)[0]["label"] for k in keys]
+        outputs = self.infer(text_batch([text for _, text in KNOWN[:3]]))
+        self.assertIsInstance(outputs, Output)
+        self.assertEqual(outputs.code, 200)
+        self.assertEqual(outputs.content.keys, ["batch_0.data", "batch_1.data", "batch_2.data"])
+        got = [json.loads(value)[0]["label"] for value in outputs.content.values]
         self.assertEqual(got, [label for label, _ in KNOWN[:3]])
 
     def test_malformed_requests_answer_424(self):
@@ -216,7 +149,7 @@ class InferenceTest(ServiceTestCase):
 
 class HandleTest(unittest.TestCase):
     def test_initialization_request_then_prediction(self):
-        self.assertIsNone(model.handle(FakeInput()))
+        self.assertIsNone(model.handle(Input()))
         self.assertTrue(model._service.initialized)
         got = answer(model.handle(json_request({"inputs": KNOWN[4][1]})))
         self.assertEqual(got[0]["label"], "it")

@@ -2,8 +2,10 @@
 
     /usr/bin/python3 -m unittest -v test_langid
 
-They need numpy only: no switchyard runtime, no node. djl_python is replaced
-by the small fake below, which follows DJL's Input/Output behaviour.
+They need numpy and switchyard's Python worker runtime: model.py's djl_python
+is the shim the workers use (worker/pyruntime/python/shim), found through
+SWITCHYARD_RUNTIME_PYTHON (the path of worker/pyruntime/python) when it is
+set, else at ../../../worker/pyruntime/python from this folder.
 """
 
 import importlib.util
@@ -11,89 +13,20 @@ import json
 import os
 import sys
 import tempfile
-import types
 import unittest
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-class FakeInput:
-    """FakeInput mimics djl_python.Input for the calls model.py makes."""
-
-    def __init__(self, properties=None, content=None):
-        self.properties = dict(properties or {})
-        self.content = list(content or [])
-
-    def is_empty(self):
-        return not self.content
-
-    def is_batch(self):
-        return "batch_size" in self.properties
-
-    def get_properties(self):
-        return self.properties
-
-    def get_property(self, key):
-        return next((v for k, v in self.properties.items() if k.lower() == key.lower()), None)
-
-    def get_as_bytes(self, key=None):
-        if not self.content:
-            return None
-        wanted = key or "data"
-        return next((v for k, v in self.content if k == wanted), self.content[0][1])
-
-    def get_as_string(self, key=None):
-        return self.get_as_bytes(key).decode("utf-8")
-
-    def get_as_json(self, key=None):
-        return json.loads(self.get_as_string(key))
-
-    def get_batches(self):
-        if not self.is_batch():
-            return [self]
-        items = [FakeInput() for _ in range(int(self.properties["batch_size"]))]
-        for key, value in self.properties.items():
-            if key.startswith("batch_") and key != "batch_size":
-                items[int(key[6:9])].properties[key[10:]] = value
-        for key, value in self.content:
-            items[int(key[6:9])].content.append((key[10:], value))
-        return items
-
-
-class FakeOutput:
-    """FakeOutput mimics djl_python.Output: keyed content and properties."""
-
-    def __init__(self, code=200, message="OK"):
-        self.code, self.message = code, message
-        self.properties, self.content = {}, []
-
-    def add_property(self, key, value):
-        self.properties[key] = value
-        return self
-
-    def add(self, value, key=None, batch_index=None):
-        if batch_index is not None:
-            key = f"batch_{batch_index}.{key or ''}"
-        if isinstance(value, str):
-            value = value.encode("utf-8")
-        self.content.append((key, bytes(value)))
-        return self
-
-    def add_as_json(self, value, key=None, batch_index=None):
-        return self.add(json.dumps(value, ensure_ascii=False), key, batch_index)
-
-    def error(self, error, code=424, message="prediction failure"):
-        self.code, self.message = code, message
-        return self.add_as_json({"code": code, "message": message, "error": error})
+RUNTIME = (os.environ.get("SWITCHYARD_RUNTIME_PYTHON")
+           or os.path.join(HERE, "..", "..", "..", "worker", "pyruntime", "python"))
+sys.path[:0] = [os.path.join(RUNTIME, "shim"), RUNTIME]
+from djl_python import Input, Output  # noqa: E402  (found through sys.path above)
 
 
 def load_model():
-    """Import model.py under a private name with the fake djl_python installed."""
-    sys.modules["djl_python"] = types.SimpleNamespace(Input=FakeInput, Output=FakeOutput)
-    path = os.path.join(HERE, "model.py")
-    spec = importlib.util.spec_from_file_location("langid_model", path)
+    """Import model.py under a private name, so that it cannot meet another folder's model."""
+    spec = importlib.util.spec_from_file_location("langid_model", os.path.join(HERE, "model.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -103,25 +36,31 @@ model = load_model()
 
 
 def json_request(body, content_type="application/json"):
-    raw = body if isinstance(body, bytes) else json.dumps(body).encode("utf-8")
-    return FakeInput({"content-type": content_type}, [("data", raw)])
+    """One request as a worker gets it: a content-type header and a data item."""
+    request = Input({"content-type": content_type})
+    request.content.add("data", body if isinstance(body, bytes) else json.dumps(body).encode())
+    return request
 
 
-def batch_request(items):
-    """Build one dynamic-batch Input the way the front-end sends it."""
-    batch = FakeInput({"batch_size": str(len(items))})
-    for i, (content_type, body) in enumerate(items):
-        batch.properties[f"batch_{i:03d}.content-type"] = content_type
-        batch.content.append((f"batch_{i:03d}.data", body))
+def batch_request(requests):
+    """Merge requests into one dynamic batch the way the front-end does (batch_000.data)."""
+    batch = Input({"batch_size": str(len(requests))})
+    for i, request in enumerate(requests):
+        prefix = "batch_%03d." % i
+        batch.properties.update((prefix + k, v) for k, v in request.properties.items())
+        for key, value in request.content:
+            batch.content.add(prefix + key, value)
     return batch
 
 
 def answer(outputs, key=None):
-    """Decode the JSON content item named key (the only one when key is None)."""
+    """Decode the JSON content item named key (the only one, "data", when key is None)."""
+    assert isinstance(outputs, Output) and outputs.code == 200, outputs
     if key is None:
-        assert len(outputs.content) == 1, outputs.content
-        return json.loads(outputs.content[0][1])
-    return json.loads(dict(outputs.content)[key])
+        assert outputs.content.keys == ["data"], outputs.content
+        key = "data"
+    assert key in outputs.content.keys, (key, outputs.content.keys)
+    return json.loads(outputs.content.get(key))
 
 
 class ServiceTestCase(unittest.TestCase):
@@ -232,15 +171,14 @@ class InferenceTest(ServiceTestCase):
         self.assertEqual(outputs.properties.get("Content-Type"), "application/json")
 
     def test_dynamic_batch(self):
-        items = [
-            ("application/json", json.dumps({"inputs": "Ich weiß es nicht."}).encode()),
-            ("text/plain", "Non lo so davvero.".encode()),
-            ("application/json", json.dumps({
-                "inputs": ["Я не знаю, где он живёт сейчас.", "No lo sé"],
-                "parameters": {"top_k": 1}}).encode()),
+        requests = [
+            json_request({"inputs": "Ich weiß es nicht."}),
+            json_request("Non lo so davvero.".encode(), "text/plain"),
+            json_request({"inputs": ["Я не знаю, где он живёт сейчас.", "No lo sé"],
+                          "parameters": {"top_k": 1}}),
         ]
-        outputs = self.infer(batch_request(items))
-        keys = [k for k, _ in outputs.content]
+        outputs = self.infer(batch_request(requests))
+        keys = outputs.content.keys
         self.assertEqual(keys, ["batch_0.data", "batch_1.data", "batch_2.data"])
         self.assertEqual(answer(outputs, "batch_0.data")[0]["label"], "deu")
         self.assertEqual(answer(outputs, "batch_1.data")[0]["label"], "ita")
@@ -248,9 +186,9 @@ class InferenceTest(ServiceTestCase):
         self.assertEqual([[r["label"] for r in t] for t in third], [["rus"], ["spa"]])
 
     def test_batch_item_matches_single_request(self):
-        body = json.dumps({"inputs": "Hyvää huomenta"}).encode()
-        alone = answer(self.infer(json_request(body)))
-        outputs = self.infer(batch_request([("application/json", body)] * 2))
+        request = json_request({"inputs": "Hyvää huomenta"})
+        alone = answer(self.infer(request))
+        outputs = self.infer(batch_request([request] * 2))
         batched = answer(outputs, "batch_1.data")
         self.assertEqual([r["label"] for r in batched], [r["label"] for r in alone])
         for a, b in zip(alone, batched):
@@ -284,14 +222,14 @@ class InferenceTest(ServiceTestCase):
                     self.infer(request)
 
     def test_malformed_item_fails_the_batch(self):
-        items = [("application/json", b'{"inputs": "hello"}'), ("application/json", b'{"x": 1}')]
+        requests = [json_request({"inputs": "hello"}), json_request({"x": 1})]
         with self.assertRaisesRegex(ValueError, '"inputs" field'):
-            self.infer(batch_request(items))
+            self.infer(batch_request(requests))
 
 
 class HandleTest(unittest.TestCase):
     def test_initialization_request_then_prediction(self):
-        self.assertIsNone(model.handle(FakeInput({"model_dir": HERE})))
+        self.assertIsNone(model.handle(Input({"model_dir": HERE})))
         self.assertTrue(model._service.initialized)
         got = answer(model.handle(json_request({"inputs": "Het regent al de hele dag."})))
         self.assertEqual(got[0]["label"], "nld")
