@@ -109,7 +109,7 @@ func serveWith(ctx context.Context, srv *properties.Server, level string, log *z
 	if err := fe.Listen(); err != nil {
 		return err
 	}
-	log.Info("switchyard listening", zap.String("inference", fe.InferenceAddr()), zap.String("management", fe.ManagementAddr()))
+	log.Info("switchyard listening", zap.String("version", versionString()), zap.String("inference", fe.InferenceAddr()), zap.String("management", fe.ManagementAddr()))
 	if err := reg.LoadStartup(srv.LoadModels); err != nil {
 		return err
 	}
