@@ -10,6 +10,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -177,5 +178,14 @@ func TestGPUPlacementPicksRoom(t *testing.T) {
 	}
 	if got := resp.Props["x-echo-device_id"]; got != "2" {
 		t.Errorf("worker on device %q, want 2: device 0 lacks room and device 1 is not allowed", got)
+	}
+}
+
+func TestWorkerEnv(t *testing.T) {
+	if got := workerEnv(-1); !slices.Equal(got, []string{"PYTHONUNBUFFERED=1"}) {
+		t.Errorf("cpu worker env = %v", got)
+	}
+	if got := workerEnv(3); !slices.Contains(got, "CUDA_DEVICE_ORDER=PCI_BUS_ID") {
+		t.Errorf("gpu worker env = %v, want CUDA_DEVICE_ORDER=PCI_BUS_ID so device ids match NVML's", got)
 	}
 }

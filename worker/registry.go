@@ -224,7 +224,20 @@ func (r *Registry) spec(m *Model, device int) Spec {
 		StopGrace:      r.stopGrace(),
 		MaxItem:        int(r.cfg.Server.MaxRequestSize),
 		Logger:         r.log,
+		Env:            workerEnv(device),
 	}
+}
+
+// workerEnv is the extra environment of a worker on device. CUDA numbers
+// GPUs fastest first unless told otherwise; NVML, whose indexes
+// load_on_devices and --device-id use, numbers them in PCI bus order.
+// PYTHONUNBUFFERED makes a handler's print() reach the log at once.
+func workerEnv(device int) []string {
+	env := []string{"PYTHONUNBUFFERED=1"}
+	if device >= 0 {
+		env = append(env, "CUDA_DEVICE_ORDER=PCI_BUS_ID")
+	}
+	return env
 }
 
 // initProps converts the model's worker properties for the wire.
