@@ -123,7 +123,7 @@ func (w *run) dispatch(p *Process, jobs []*batching.Job) error {
 	}
 	err := p.Dispatch(ctx, ins, func(i int, resp *batching.Response, err error) {
 		if err != nil {
-			jobs[i].Fail(m.reg.cutOff(err))
+			m.retryOrFail(jobs[i], err)
 			return
 		}
 		jobs[i].Finish(resp)
@@ -193,7 +193,7 @@ func acquire(ctx context.Context, slots chan struct{}) bool {
 func (w *run) track(p *Process, j *batching.Job, done func()) {
 	resp, err := p.Track(j.Context(), w.g.m.reg.trackingID(), &j.Input, done)
 	if err != nil {
-		j.Fail(err)
+		w.g.m.retryOrFail(j, err)
 		return
 	}
 	j.Finish(resp)
@@ -207,4 +207,14 @@ func (w *run) touch(inFlight int) {
 	if inFlight == 0 && w.state == workerBusy {
 		w.state = workerReady
 	}
+}
+
+// retryOrFail answers a job whose dispatch failed. A job that never reached
+// its worker (the worker died first) goes back to the queue for another
+// worker, within its deadline; any other error is its answer.
+func (m *Model) retryOrFail(j *batching.Job, err error) {
+	if errors.Is(err, ErrNotSent) && m.currentQueue().Push(j) == nil {
+		return
+	}
+	j.Fail(m.reg.cutOff(err))
 }

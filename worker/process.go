@@ -47,6 +47,9 @@ var (
 	ErrDuplicateID = errors.New("worker: tracking id already in flight")
 	// ErrProtocol means the worker sent something the protocol does not allow.
 	ErrProtocol = errors.New("worker: protocol error")
+	// ErrNotSent means a request never reached the worker (it had died, or
+	// writing the request failed), so another worker may take it.
+	ErrNotSent = errors.New("worker: request not sent")
 )
 
 // Spec says how to start one worker process.

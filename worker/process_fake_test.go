@@ -103,7 +103,11 @@ func fakeServe(sock string) int {
 	}
 	_ = ln.Close()
 	f := &fake{conn: conn, rd: wire.NewReader(conn, 0), holds: map[string]chan struct{}{}, groups: map[string][]*fakeSeq{}}
-	return f.run()
+	code := f.run()
+	if os.Getenv(fakeStartEnv) == "ignore-term" {
+		time.Sleep(time.Hour) // a stuck worker: only SIGKILL ends it
+	}
+	return code
 }
 
 // fake is the fake worker's connection state.

@@ -178,11 +178,14 @@ func (p *Process) acquire(ctx context.Context) error {
 	case p.slot <- struct{}{}:
 		return nil
 	case <-p.deadCh:
-		return p.dead
+		return notSent(p.dead)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
+
+// notSent marks err as the reason a request never reached the worker.
+func notSent(err error) error { return fmt.Errorf("%w: %w", ErrNotSent, err) }
 
 // begin registers the untracked request; the slot is held.
 func (p *Process) begin(onReply func(*wire.Response, *batching.Stream)) (*call, error) {
@@ -190,7 +193,7 @@ func (p *Process) begin(onReply func(*wire.Response, *batching.Stream)) (*call, 
 	defer p.mu.Unlock()
 	if p.dead != nil {
 		<-p.slot
-		return nil, p.dead
+		return nil, notSent(p.dead)
 	}
 	c := newCall()
 	c.onReply = onReply
@@ -281,5 +284,5 @@ func (p *Process) write(frame []byte, deadline time.Time) error {
 	}
 	p.kill("write failed: " + err.Error())
 	<-p.deadCh
-	return p.dead
+	return notSent(p.dead)
 }

@@ -271,3 +271,22 @@ func TestDispatch(t *testing.T) {
 		t.Fatalf("an unsendable request: Dispatch = %v, answers %v", err, errs)
 	}
 }
+
+// TestNotSentToDeadWorker checks that a request given to a worker that has
+// already died says it was never sent, so the registry can give it to
+// another worker.
+func TestNotSentToDeadWorker(t *testing.T) {
+	p := newHarness(t).start(t)
+	if err := syscall.Kill(p.PID(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-p.Done()
+	err := p.Dispatch(context.Background(), []*batching.Input{input("x")}, func(int, *batching.Response, error) {})
+	if !errors.Is(err, ErrNotSent) || !errors.Is(err, api.ErrWorkerDied) {
+		t.Errorf("Dispatch to a dead worker = %v, want ErrNotSent and ErrWorkerDied", err)
+	}
+	_, err = p.Track(context.Background(), "t1", input("x"), nil)
+	if !errors.Is(err, ErrNotSent) {
+		t.Errorf("Track to a dead worker = %v, want ErrNotSent", err)
+	}
+}

@@ -90,7 +90,7 @@ func (p *Process) register(id string, done func()) (*call, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.dead != nil {
-		return nil, p.dead
+		return nil, notSent(p.dead)
 	}
 	if _, ok := p.tracked[id]; ok {
 		return nil, fmt.Errorf("%s: %w: %q", p.name(), ErrDuplicateID, id)

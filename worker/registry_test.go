@@ -47,6 +47,9 @@ func TestRegistryServesAndDescribes(t *testing.T) {
 	if err != nil || string(resp.Body) != "hello" {
 		t.Fatalf("call = %+v, %v", resp, err)
 	}
+	// The answer can reach the client a moment before the worker marks
+	// itself idle again.
+	eventuallyTrue(t, "worker READY", func() bool { return count(r.workersOf(t, "alpha"), workerReady, nil) == 1 })
 	rec, err := r.Describe("alpha")
 	if err != nil {
 		t.Fatal(err)
