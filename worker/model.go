@@ -346,7 +346,11 @@ func (m *Model) totalMinLocked() int {
 }
 
 // record builds the describe record.
-func (m *Model) record() api.ModelRecord {
+func (m *Model) record() api.ModelRecord { return m.recordWith(m.reg.figures()) }
+
+// recordWith builds the describe record with per-process figures read
+// already, so that one scrape of many models asks NVML once.
+func (m *Model) recordWith(f figures) api.ModelRecord {
 	q := m.currentQueue()
 	rec := api.ModelRecord{
 		ModelName:           m.name,
@@ -367,9 +371,8 @@ func (m *Model) record() api.ModelRecord {
 	}
 	groups := append([]*group(nil), m.groups...)
 	m.mu.Unlock()
-	figures := m.reg.figures()
 	for _, g := range groups {
-		rec.WorkerGroups = append(rec.WorkerGroups, g.record(figures))
+		rec.WorkerGroups = append(rec.WorkerGroups, g.record(f))
 	}
 	return rec
 }

@@ -116,11 +116,19 @@ func TestPredictStream(t *testing.T) {
 // predict timeout.
 func TestWorkerKilledMidRequest(t *testing.T) {
 	h := newHarness(t)
-	p := h.start(t)
-	hanging := h.watch.expect("fake: hanging")
+	killMidRequest(t, h, h.start(t), "fake: hanging")
+}
+
+// killMidRequest sends a request that makes the worker hang, SIGKILLs the
+// worker once it logs hangLine, and checks that the request fails at once
+// with an error naming the worker and its signal, that a later request
+// fails the same way, and that Stop still removes the socket file.
+func killMidRequest(t *testing.T, h *harness, p *Process, hangLine string) {
+	t.Helper()
+	hanging := h.watch.expect(hangLine)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := p.Predict(context.Background(), input("", "action", "hang"))
+		_, err := p.Predict(context.Background(), input("x", "action", "hang"))
 		errc <- err
 	}()
 	<-hanging
@@ -130,7 +138,7 @@ func TestWorkerKilledMidRequest(t *testing.T) {
 	}
 	err := <-errc
 	t.Logf("failed %v after the kill: %v", time.Since(begin), err)
-	want := fmt.Sprintf("worker %d (pid %d) of model echo exited: signal: killed", p.ID(), p.PID())
+	want := fmt.Sprintf("worker %d (pid %d) of model %s exited: signal: killed", p.ID(), p.PID(), h.spec.Model)
 	checkErr(t, err, []error{api.ErrWorkerDied}, []string{want})
 	if errors.Is(err, api.ErrPredictTimeout) {
 		t.Error("the death was noticed only at the predict timeout")
@@ -143,6 +151,7 @@ func TestWorkerKilledMidRequest(t *testing.T) {
 	if err := p.Stop(context.Background()); err != nil || !fileGone(p.Socket()) {
 		t.Errorf("Stop after the death: %v; socket gone: %v", err, fileGone(p.Socket()))
 	}
+	checkStopped(t, p)
 }
 
 func TestPredictTimeout(t *testing.T) {

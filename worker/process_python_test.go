@@ -11,11 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/batching"
 )
 
@@ -118,25 +116,7 @@ func TestPythonStatusCodes(t *testing.T) {
 
 func TestPythonKilledMidRequest(t *testing.T) {
 	h := pythonHarness(t, "echo")
-	p := h.start(t)
-	hanging := h.watch.expect("echo: hanging")
-	errc := make(chan error, 1)
-	go func() {
-		_, err := p.Predict(context.Background(), input("x", "action", "hang"))
-		errc <- err
-	}()
-	<-hanging
-	begin := time.Now()
-	if err := syscall.Kill(p.PID(), syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	err := <-errc
-	t.Logf("failed %v after the kill: %v", time.Since(begin), err)
-	checkErr(t, err, []error{api.ErrWorkerDied}, []string{fmt.Sprintf("worker %d (pid %d) of model echo exited: signal: killed", p.ID(), p.PID())})
-	if err := p.Stop(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	checkStopped(t, p)
+	killMidRequest(t, h, h.start(t), "echo: hanging")
 }
 
 func TestPythonStop(t *testing.T) {

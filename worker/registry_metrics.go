@@ -93,13 +93,14 @@ func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect reads queues, workers and devices now.
 func (m *metrics) Collect(ch chan<- prometheus.Metric) {
+	f := m.r.figures()
 	for _, model := range m.r.snapshot() {
-		m.collectModel(ch, model)
+		m.collectModel(ch, model, f)
 	}
 	m.collectDevices(ch)
 }
 
-func (m *metrics) collectModel(ch chan<- prometheus.Metric, model *Model) {
+func (m *metrics) collectModel(ch chan<- prometheus.Metric, model *Model, f figures) {
 	q := model.currentQueue()
 	st := q.Stats()
 	ch <- prometheus.MustNewConstMetric(m.queueDepth, prometheus.GaugeValue, float64(q.Len()), model.name)
@@ -108,7 +109,7 @@ func (m *metrics) collectModel(ch chan<- prometheus.Metric, model *Model) {
 	ch <- prometheus.MustNewConstMetric(m.dropped, prometheus.CounterValue, float64(st.Expired), model.name, "expired")
 	ch <- prometheus.MustNewConstMetric(m.dropped, prometheus.CounterValue, float64(st.Rejected), model.name, "queue_full")
 	counts := map[[2]string]int{}
-	for _, g := range model.record().WorkerGroups {
+	for _, g := range model.recordWith(f).WorkerGroups {
 		dev := deviceLabel(g.Device.DeviceType, g.Device.DeviceID)
 		for _, w := range g.Workers {
 			counts[[2]string{dev, w.Status}]++
