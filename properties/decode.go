@@ -57,6 +57,24 @@ func optIntField(key string, p **int) field {
 	}
 }
 
+// boolField reads true or false (any case).
+func boolField(key string, p *bool) field {
+	return field{
+		key: key,
+		set: func(raw string) (err error) { *p, err = parseBool(raw); return err },
+		get: func() (string, bool) { return strconv.FormatBool(*p), true },
+	}
+}
+
+// secretField is a string field whose value is never written back.
+func secretField(key string, p *Secret) field {
+	return field{
+		key: key,
+		set: func(raw string) error { *p = Secret(raw); return nil },
+		get: func() (string, bool) { return "", false },
+	}
+}
+
 func int64Field(key string, p *int64) field {
 	return field{
 		key: key,
@@ -88,10 +106,10 @@ var errRange = errors.New("out of range")
 func parseInt64(raw string) (int64, error) {
 	n, err := strconv.ParseInt(raw, 10, 64)
 	if errors.Is(err, strconv.ErrRange) {
-		return 0, fmt.Errorf("%q is %w", raw, errRange)
+		return 0, fmt.Errorf("%s is %w", quote(raw), errRange)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("%q is not an integer", raw)
+		return 0, fmt.Errorf("%s is not an integer", quote(raw))
 	}
 	return n, nil
 }
@@ -99,9 +117,19 @@ func parseInt64(raw string) (int64, error) {
 func parseInt(raw string) (int, error) {
 	n, err := parseInt64(raw)
 	if err == nil && (n < math.MinInt || n > math.MaxInt) {
-		return 0, fmt.Errorf("%q is %w", raw, errRange)
+		return 0, fmt.Errorf("%s is %w", quote(raw), errRange)
 	}
 	return int(n), err
+}
+
+func parseBool(raw string) (bool, error) {
+	switch strings.ToLower(raw) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("%s is not true or false", quote(raw))
 }
 
 func parseDuration(raw string, unit time.Duration) (time.Duration, error) {
@@ -111,7 +139,7 @@ func parseDuration(raw string, unit time.Duration) (time.Duration, error) {
 	}
 	limit := int64(math.MaxInt64 / unit)
 	if n > limit || n < -limit {
-		return 0, fmt.Errorf("%q is %w", raw, errRange)
+		return 0, fmt.Errorf("%s is %w", quote(raw), errRange)
 	}
 	return time.Duration(n) * unit, nil
 }
@@ -125,7 +153,7 @@ func parseDevices(raw string) ([]int, error) {
 	for _, part := range parts {
 		id, err := strconv.Atoi(strings.TrimSpace(part))
 		if err != nil {
-			return nil, fmt.Errorf("%q is not \"*\" or a ';'-separated list of device ids", raw)
+			return nil, fmt.Errorf("%s is not \"*\" or a ';'-separated list of device ids", quote(raw))
 		}
 		ids = append(ids, id)
 	}

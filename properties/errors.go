@@ -4,14 +4,20 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
-// Sentinel errors. Every *Error wraps one of ErrSyntax and ErrInvalid.
+// Sentinel errors. Every *Error wraps one of ErrSyntax, ErrInvalid and
+// ErrFile.
 var (
 	// ErrSyntax means a line of a properties file cannot be read.
 	ErrSyntax = errors.New("properties: syntax error")
 	// ErrInvalid means a value has the wrong type or is out of range.
 	ErrInvalid = errors.New("properties: invalid value")
+	// ErrFile means a properties file cannot be used: it is not a regular
+	// file (a device, a named pipe, a folder), is larger than MaxFileSize,
+	// or cannot be read.
+	ErrFile = errors.New("properties: unusable file")
 	// ErrNoModelDir means the folder given to LoadModel is missing or is not
 	// a folder.
 	ErrNoModelDir = errors.New("properties: not a model folder")
@@ -26,7 +32,7 @@ type Error struct {
 	Env  string // the environment variable the value came from, if any
 	Key  string // the key, in its properties-file spelling
 	Msg  string // what is wrong
-	Err  error  // ErrSyntax or ErrInvalid
+	Err  error  // ErrSyntax, ErrInvalid or ErrFile
 }
 
 // Error formats e as "properties: <where>: <key>: <msg>".
@@ -36,7 +42,7 @@ func (e *Error) Error() string {
 		s += where + ": "
 	}
 	if e.Key != "" {
-		s += e.Key + ": "
+		s += keyText(e.Key) + ": "
 	}
 	return s + e.Msg
 }
@@ -84,4 +90,25 @@ func locate(err error, file string, at map[string]origin) error {
 	}
 	e.File, e.Line, e.Env = o.file, o.line, o.env
 	return e
+}
+
+// maxQuote is how many bytes of a value or key an error message shows.
+const maxQuote = 64
+
+// quote returns s escaped in double quotes for an error message, cut after
+// maxQuote bytes, so that a huge or binary value does not fill the message.
+func quote(s string) string {
+	if len(s) <= maxQuote {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(strings.ToValidUTF8(s[:maxQuote], "")) + "..."
+}
+
+// keyText is a key as an error message shows it: as it is when it is short
+// and printable, else quoted.
+func keyText(key string) string {
+	if len(key) <= maxQuote && strconv.CanBackquote(key) && !strings.ContainsAny(key, " `") {
+		return key
+	}
+	return quote(key)
 }

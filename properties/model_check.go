@@ -46,7 +46,7 @@ func checkEngine(engine string) error {
 	if strings.EqualFold(engine, "Python") || strings.EqualFold(engine, "MPI") {
 		return nil
 	}
-	return invalidf("engine", "%q is not supported (use Python or MPI)", engine)
+	return invalidf("engine", "%s is not supported (use Python or MPI)", quote(engine))
 }
 
 func atLeast(key string, v, least int64) error {
@@ -79,7 +79,7 @@ func notEmpty(key, v string) error {
 
 func oneOf(key, v string, accepted []string) error {
 	if !slices.Contains(accepted, v) {
-		return invalidf(key, "%q is not one of %s", v, strings.Join(accepted, ", "))
+		return invalidf(key, "%s is not one of %s", quote(v), strings.Join(accepted, ", "))
 	}
 	return nil
 }

@@ -58,6 +58,13 @@ type Server struct {
 	RetryThreshold        int           // retry_threshold
 	AllowedModelRoots     []string      // allowed_model_roots: folders POST /models may register from
 
+	// Worker caps; 0 means derived from the host when the registry starts.
+	MaxWorkersPerModel int // max_workers_per_model: the most workers one model may have
+	MaxWorkersTotal    int // max_workers_total: the most workers all models together may have
+
+	ManagementToken     Secret // management_token: bearer token the management API requires; "" for none
+	MetricsRequireToken bool   // metrics_require_token: GET /metrics requires the token too
+
 	Extra map[string]string // keys the server does not know, kept
 
 	file string            // the config file; "" when none
@@ -162,6 +169,10 @@ func (s *Server) fields(strs *serverStrings) []field {
 		durationField("shutdown_grace_period", &s.ShutdownGrace, time.Second),
 		intField("retry_threshold", &s.RetryThreshold),
 		stringField("allowed_model_roots", &strs.allowedRoots),
+		intField("max_workers_per_model", &s.MaxWorkersPerModel),
+		intField("max_workers_total", &s.MaxWorkersTotal),
+		secretField("management_token", &s.ManagementToken),
+		boolField("metrics_require_token", &s.MetricsRequireToken),
 	}
 }
 

@@ -37,7 +37,31 @@ func (s *Server) Validate() error {
 		notNegative("shutdown_grace_period", s.ShutdownGrace),
 		atLeast("retry_threshold", int64(s.RetryThreshold), 0),
 		checkRoots(s.AllowedModelRoots),
+		atLeast("max_workers_per_model", int64(s.MaxWorkersPerModel), 0),
+		atLeast("max_workers_total", int64(s.MaxWorkersTotal), 0),
+		checkCaps(s.MaxWorkersPerModel, s.MaxWorkersTotal),
+		checkToken(s.ManagementToken),
 	)
+}
+
+// checkCaps refuses a per-model cap above the total one when both are set.
+func checkCaps(perModel, total int) error {
+	if perModel > 0 && total > 0 && perModel > total {
+		return invalidf("max_workers_per_model", "%d is more than max_workers_total %d", perModel, total)
+	}
+	return nil
+}
+
+// checkToken accepts a token of visible ASCII characters (RFC 6750's
+// b64token and more), which a client can send in an Authorization header.
+// The message never shows the token.
+func checkToken(token Secret) error {
+	for _, c := range []byte(token.Reveal()) {
+		if c <= ' ' || c >= 0x7f {
+			return invalidf("management_token", "holds a space, a control character or a non-ASCII byte")
+		}
+	}
+	return nil
 }
 
 func checkAddress(key, addr string) error {
@@ -59,8 +83,8 @@ func checkSocketDir(dir string) error {
 		return err
 	}
 	if len(dir)+len(socketName) > maxSocketPath {
-		return invalidf("socket_dir", "%q is too long for Unix socket paths (at most %d bytes)",
-			dir, maxSocketPath-len(socketName))
+		return invalidf("socket_dir", "%s is too long for Unix socket paths (at most %d bytes)",
+			quote(dir), maxSocketPath-len(socketName))
 	}
 	return nil
 }
@@ -68,7 +92,7 @@ func checkSocketDir(dir string) error {
 func checkRoots(roots []string) error {
 	for _, r := range roots {
 		if !filepath.IsAbs(r) {
-			return invalidf("allowed_model_roots", "%q is not an absolute path", r)
+			return invalidf("allowed_model_roots", "%s is not an absolute path", quote(r))
 		}
 	}
 	return nil
@@ -83,11 +107,11 @@ func checkRefs(refs []ModelRef) error {
 		case r.All:
 			continue
 		case r.Name == "" || strings.ContainsRune(r.Name, '/'):
-			return invalidf("load_models", "%q is not a valid model name", r.Name)
+			return invalidf("load_models", "%s is not a valid model name", quote(r.Name))
 		case !filepath.IsAbs(r.Path):
-			return invalidf("load_models", "%q is not an absolute path", r.Path)
+			return invalidf("load_models", "%s is not an absolute path", quote(r.Path))
 		case seen[r.Name]:
-			return invalidf("load_models", "model name %q is listed twice", r.Name)
+			return invalidf("load_models", "model name %s is listed twice", quote(r.Name))
 		}
 		seen[r.Name] = true
 	}
@@ -124,7 +148,7 @@ func parseModelRef(item, store string) (ModelRef, error) {
 	}
 	name, path = strings.TrimSpace(name), strings.TrimSpace(path)
 	if path == "" || (named && name == "") {
-		return ModelRef{}, fmt.Errorf("%q is not [name=]path", item)
+		return ModelRef{}, fmt.Errorf("%s is not [name=]path", quote(item))
 	}
 	path = absPath(store, path)
 	if !named {
@@ -157,13 +181,13 @@ func listenAddress(addr string) (string, error) {
 	}
 	u, err := url.Parse(addr)
 	if err != nil {
-		return "", fmt.Errorf("%q is not a URL: %w", addr, err)
+		return "", fmt.Errorf("%s is not a URL: %w", quote(addr), err)
 	}
 	if !strings.EqualFold(u.Scheme, "http") {
-		return "", fmt.Errorf("%q: %w", addr, errHTTPOnly)
+		return "", fmt.Errorf("%s: %w", quote(addr), errHTTPOnly)
 	}
 	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return "", fmt.Errorf("%q has more than a host and port", addr)
+		return "", fmt.Errorf("%s has more than a host and port", quote(addr))
 	}
 	port := u.Port()
 	if port == "" {
@@ -176,11 +200,11 @@ func listenAddress(addr string) (string, error) {
 func hostPort(addr string) (string, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return "", fmt.Errorf("%q is not host:port or http://host:port", addr)
+		return "", fmt.Errorf("%s is not host:port or http://host:port", quote(addr))
 	}
 	n, err := strconv.ParseUint(port, 10, 16)
 	if err != nil {
-		return "", fmt.Errorf("%q: port %q is not a number from 0 to 65535", addr, port)
+		return "", fmt.Errorf("%s: port %s is not a number from 0 to 65535", quote(addr), quote(port))
 	}
 	return net.JoinHostPort(host, strconv.FormatUint(n, 10)), nil
 }

@@ -2,6 +2,7 @@ package properties
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -51,6 +52,16 @@ func TestLoadServerEnv(t *testing.T) {
 			}},
 		{"unknown file key overridden", file, Env{"SERVING_CUSTOM_KEY": "env"},
 			func(s *Server) bool { return s.Extra["custom.key"] == "env" }},
+		{"caps and token from env", file, Env{"SERVING_MAX_WORKERS_PER_MODEL": "4", "SERVING_MAX_WORKERS_TOTAL": "12",
+			"SERVING_MANAGEMENT_TOKEN": "t0k", "SERVING_METRICS_REQUIRE_TOKEN": "true"},
+			func(s *Server) bool {
+				return s.MaxWorkersPerModel == 4 && s.MaxWorkersTotal == 12 && s.ManagementToken.Reveal() == "t0k" &&
+					s.MetricsRequireToken && fmt.Sprint(s.ManagementToken) == "[redacted]"
+			}},
+		{"no caps and no token by default", "", nil,
+			func(s *Server) bool {
+				return s.MaxWorkersPerModel == 0 && s.MaxWorkersTotal == 0 && s.ManagementToken == "" && !s.MetricsRequireToken
+			}},
 		{"unknown env key ignored", file, Env{"SERVING_OPTS": "-Xmx1g"},
 			func(s *Server) bool { return len(s.Extra) == 1 }},
 	}

@@ -2,7 +2,6 @@ package properties
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -25,17 +24,25 @@ type settings struct {
 	vals map[string]setting
 }
 
-// readSettings reads the properties file at path. A missing file is an
-// empty configuration when optional is set, and an error otherwise.
+// readSettings reads the properties file at path: a regular file of at
+// most MaxFileSize bytes (see ReadRegularFile). A missing file is an empty
+// configuration when optional is set, and an error otherwise; a symbolic
+// link to nothing is an error either way.
 func readSettings(path string, optional bool) (*settings, error) {
-	data, err := os.ReadFile(path)
-	if optional && errors.Is(err, fs.ErrNotExist) {
+	data, err := ReadRegularFile(path, MaxFileSize)
+	if optional && errors.Is(err, fs.ErrNotExist) && !exists(path) {
 		return &settings{file: path, vals: map[string]setting{}}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("properties: %w", err)
+		return nil, err
 	}
 	return parseSettings(path, data)
+}
+
+// exists reports whether there is anything at path, a broken link included.
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 // parseSettings parses data, the content of file.
