@@ -23,11 +23,7 @@ const MaxFileSize = 1 << 20
 // path changed in between. Other errors wrap ErrFile, or fs.ErrNotExist
 // when nothing is at path.
 func ReadRegularFile(path string, limit int64) ([]byte, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, fileError(path, err)
-	}
-	if err := checkRegular(path, fi, limit); err != nil {
+	if err := CheckRegularFile(path, limit); err != nil {
 		return nil, err
 	}
 	f, err := openRegular(path, limit)
@@ -43,6 +39,16 @@ func ReadRegularFile(path string, limit int64) ([]byte, error) {
 		return nil, tooLarge(path, limit)
 	}
 	return data, nil
+}
+
+// CheckRegularFile returns the error ReadRegularFile would return for the
+// kind or size of the file at path, without opening it.
+func CheckRegularFile(path string, limit int64) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileError(path, err)
+	}
+	return checkRegular(path, fi, limit)
 }
 
 // openRegular opens path without waiting for a named pipe's writer and

@@ -307,6 +307,9 @@ func (m *Model) submit(j *batching.Job) error {
 	}
 	j.SetDeadline(j.Created().Add(m.cfg.PredictTimeout))
 	if err := q.Push(j); err != nil {
+		if errors.Is(err, batching.ErrQueueFull) {
+			return fmt.Errorf("%w: model %s has %d requests waiting (job_queue_size)", err, m.name, q.Cap())
+		}
 		return fmt.Errorf("model %s: %w", m.name, err)
 	}
 	m.poke()
@@ -366,7 +369,7 @@ func (m *Model) recordWith(f figures) api.ModelRecord {
 	}
 	m.mu.Lock()
 	rec.RollingBatch = m.rolling
-	if m.state == stateFailed {
+	if m.state == stateFailed || m.state == stateLoading {
 		rec.LastError = m.lastErr
 	}
 	groups := append([]*group(nil), m.groups...)

@@ -45,6 +45,10 @@ type Registry struct {
 	devices deviceLocks
 	ids     atomic.Int64
 
+	budget  *budget
+	bg      sync.WaitGroup // asynchronous registrations
+	dropped droppedList    // registrations that failed and were removed
+
 	mu       sync.RWMutex
 	models   map[string]*Model
 	closed   bool
@@ -67,6 +71,7 @@ func NewRegistry(cfg Config) (*Registry, error) {
 		return nil, fmt.Errorf("worker: list gpus: %w", err)
 	}
 	r.gpuCount = len(devs)
+	r.budget = newBudget(resolveCaps(cfg.Server, readHost(r.gpuCount)))
 	r.metrics, err = newMetrics(r, cfg.Registerer)
 	if err != nil {
 		cancel()
@@ -74,6 +79,11 @@ func NewRegistry(cfg Config) (*Registry, error) {
 	}
 	return r, nil
 }
+
+// Caps returns the worker caps in force: max_workers_per_model and
+// max_workers_total, or what was derived from the host where they are
+// not set.
+func (r *Registry) Caps() Caps { return r.budget.caps }
 
 // lookup returns the model called name.
 func (r *Registry) lookup(name string) (*Model, error) {
@@ -140,10 +150,14 @@ func (r *Registry) List() []api.ModelSummary {
 	return out
 }
 
-// Describe returns the named model's record.
+// Describe returns the named model's record. For a model whose
+// registration failed and was dropped, the not-found error says why.
 func (r *Registry) Describe(name string) (api.ModelRecord, error) {
 	m, err := r.lookup(name)
 	if err != nil {
+		if why, ok := r.dropped.reason(name); ok {
+			return api.ModelRecord{}, fmt.Errorf("%w: %s (its registration failed and it was removed: %s)", api.ErrModelNotFound, name, why)
+		}
 		return api.ModelRecord{}, err
 	}
 	return m.record(), nil

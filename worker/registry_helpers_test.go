@@ -43,6 +43,14 @@ func newTestRegistry(t *testing.T, change ...func(*properties.Server)) *testRegi
 	if _, err := os.Stat(systemPython); err != nil {
 		t.Skip(systemPython + " is not installed")
 	}
+	return newBareRegistry(t, change...)
+}
+
+// newBareRegistry is newTestRegistry for tests that start no worker (they
+// register models whose minimum is 0, or that must be refused), so that
+// they also run with -short and without Python.
+func newBareRegistry(t *testing.T, change ...func(*properties.Server)) *testRegistry {
+	t.Helper()
 	srv := properties.DefaultServer()
 	srv.PythonExecutable = systemPython
 	srv.SocketDir = shortDir(t)
@@ -99,6 +107,21 @@ func (r *testRegistry) register(t *testing.T, name string) error {
 	defer cancel()
 	_, err := r.Register(ctx, api.RegisterRequest{URL: name, Synchronous: true})
 	return err
+}
+
+// loadStartup loads the store's folder name as a model of the server's
+// configuration and waits until it is FAILED, failing the test when it
+// loads instead.
+func (r *testRegistry) loadStartup(t *testing.T, name string) {
+	t.Helper()
+	dir := filepath.Join(r.cfg.Server.ModelStore, name)
+	if err := r.LoadStartup([]properties.ModelRef{{Name: name, Path: dir}}); err != nil {
+		t.Fatal(err)
+	}
+	eventuallyTrue(t, name+" settled", func() bool { return r.status(t, name) != api.StatusLoading })
+	if st := r.status(t, name); st != api.StatusFailed {
+		t.Fatalf("%s is %s, want %s", name, st, api.StatusFailed)
+	}
 }
 
 // mustRegister is register that fails the test on an error.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 
 	"go.uber.org/zap"
 
@@ -43,6 +45,7 @@ func (m *Model) detach(why string) {
 	m.changedLocked()
 	q := m.queue
 	m.mu.Unlock()
+	m.reg.budget.release(m)
 	q.Close(fmt.Errorf("model %s %s", m.name, why))
 	m.cancel()
 }
@@ -57,11 +60,14 @@ func (m *Model) wait(ctx context.Context) {
 	}
 }
 
-// Scale changes a model's minimum and maximum workers. Workers beyond the
-// maximum stop after their current batch; permanent workers beyond the
-// minimum become temporary (released after max_idle_time without work). A
-// FAILED model is given a fresh start. With req.Synchronous it returns once
-// every group has its minimum of live workers, or the model failed.
+// Scale changes a model's minimum and maximum workers. Counts that would
+// exceed the worker caps are refused (400) before anything changes.
+// Workers beyond the maximum stop after their current batch; permanent
+// workers beyond the minimum become temporary (released after
+// max_idle_time without work). A FAILED model is given a fresh start. With
+// req.Synchronous it starts the missing workers and returns once every
+// group has its minimum of live workers, or the model failed; otherwise it
+// returns at once and the model's scaler starts them.
 func (r *Registry) Scale(ctx context.Context, name string, req api.ScaleRequest) error {
 	if err := checkScale(req); err != nil {
 		return err
@@ -80,17 +86,23 @@ func (r *Registry) Scale(ctx context.Context, name string, req api.ScaleRequest)
 	return m.waitMinimum(ctx)
 }
 
-// rescale applies new worker counts.
+// rescale reserves and applies new worker counts; a synchronous scale
+// also starts the missing workers.
 func (m *Model) rescale(req api.ScaleRequest) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.state == stateRemoved {
 		return fmt.Errorf("%w: %s", api.ErrModelNotFound, m.name)
 	}
+	if err := m.reg.budget.reserve(m, m.maxAfter(req), nil); err != nil {
+		return err
+	}
 	m.setCounts(req)
 	m.reviveLocked()
 	m.rebalanceLocked()
-	m.fillLocked()
+	if req.Synchronous {
+		m.fillLocked()
+	}
 	m.changedLocked()
 	return nil
 }
@@ -129,6 +141,7 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 	forced := ctx.Err() != nil
 	r.cancel() // cut what is still in flight; the workers are killed
 	waitAll(context.Background())
+	r.bg.Wait()
 	if forced {
 		return fmt.Errorf("worker: shutdown grace period ended with work in flight: %w", ctx.Err())
 	}
@@ -153,4 +166,51 @@ func (r *Registry) cutOff(err error) error {
 		return errCutOff
 	}
 	return err
+}
+
+// maxDropped is how many failed registrations Describe can still explain.
+const maxDropped = 100
+
+// droppedList remembers why the last maxDropped registrations that failed
+// were removed, so that a client polling an asynchronous registration
+// learns why the model is gone.
+type droppedList struct {
+	mu    sync.Mutex
+	why   map[string]string
+	order []string
+}
+
+// add notes why name was removed, forgetting the oldest entry when full.
+func (d *droppedList) add(name, why string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.why == nil {
+		d.why = map[string]string{}
+	}
+	if _, ok := d.why[name]; !ok {
+		d.order = append(d.order, name)
+	}
+	d.why[name] = why
+	if len(d.order) > maxDropped {
+		delete(d.why, d.order[0])
+		d.order = d.order[1:]
+	}
+}
+
+// forget drops name's entry: it is registered again.
+func (d *droppedList) forget(name string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.why[name]; ok {
+		delete(d.why, name)
+		d.order = slices.DeleteFunc(d.order, func(n string) bool { return n == name })
+	}
+}
+
+// reason returns why name was removed, if it was.
+func (d *droppedList) reason(name string) (string, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	why, ok := d.why[name]
+	return why, ok
 }

@@ -33,7 +33,15 @@ func ValidName(name string) bool {
 }
 
 // Register adds a model from a model folder and starts its minimum workers.
-// With req.Synchronous it returns once the model is loaded or has failed.
+// What can be checked without starting a worker (the folder, its files,
+// the name, the worker caps, memory) is checked before it returns, even
+// when the registration is asynchronous.
+//
+// With req.Synchronous it returns once the model is loaded, or has failed;
+// a model that failed is removed again, leaving the registry as it was.
+// Otherwise it returns at once and the model loads in the background; its
+// describe record shows the load's errors while it retries, and a model
+// whose last retry fails is removed (Describe then says why).
 func (r *Registry) Register(ctx context.Context, req api.RegisterRequest) (api.ModelRecord, error) {
 	m, err := r.prepare(req, false)
 	if err != nil {
@@ -42,12 +50,43 @@ func (r *Registry) Register(ctx context.Context, req api.RegisterRequest) (api.M
 	if err := r.admit(m); err != nil {
 		return api.ModelRecord{}, err
 	}
-	if req.Synchronous {
-		if err := m.waitSettled(ctx); err != nil {
-			return m.record(), err
-		}
+	if !req.Synchronous {
+		r.bg.Go(func() { r.settle(r.ctx, m) })
+		return m.record(), nil
+	}
+	if err := r.settle(ctx, m); err != nil {
+		return api.ModelRecord{}, err
 	}
 	return m.record(), nil
+}
+
+// settle installs the model's requirements, starts its workers and waits
+// for its first load. A model that does not load is dropped.
+func (r *Registry) settle(ctx context.Context, m *Model) error {
+	m.launch(m.prepareDeps())
+	err := m.waitSettled(ctx)
+	if err != nil {
+		r.drop(m, err)
+	}
+	return err
+}
+
+// drop removes a model whose registration failed, if it is still the one
+// registered under its name, and remembers why for Describe.
+func (r *Registry) drop(m *Model, why error) {
+	r.mu.Lock()
+	mine := r.models[m.name] == m
+	if mine {
+		delete(r.models, m.name)
+		r.dropped.add(m.name, firstLine(why.Error()))
+	}
+	r.mu.Unlock()
+	if !mine {
+		return // unregistered, replaced or shut down meanwhile
+	}
+	m.remove(context.Background(), "removed: its registration failed")
+	r.metrics.forget(m.name)
+	r.log.Error("model registration failed; model removed", zap.String("model", m.name), zap.Error(why))
 }
 
 // LoadStartup registers the models of load_models without waiting for them:
@@ -68,7 +107,9 @@ func (r *Registry) LoadStartup(refs []properties.ModelRef) error {
 		}
 		if err != nil {
 			r.log.Error("model not loaded", zap.String("url", req.URL), zap.Error(err))
+			continue
 		}
+		m.launch(m.prepareDeps())
 	}
 	return nil
 }
@@ -93,10 +134,12 @@ func expandRef(ref properties.ModelRef) ([]api.RegisterRequest, error) {
 	return out, nil
 }
 
-// isModelDir reports whether dir is a model folder: it holds serving.properties or model.py.
+// isModelDir reports whether dir is a model folder: it holds something
+// called serving.properties or model.py. Whether that is a file the server
+// may read is checkFiles' business, which answers 400 where it is not.
 func isModelDir(dir string) bool {
-	for _, f := range []string{properties.ModelFile, "model.py"} {
-		if fi, err := os.Stat(filepath.Join(dir, f)); err == nil && fi.Mode().IsRegular() {
+	for _, f := range []string{properties.ModelFile, handlerFile} {
+		if _, err := os.Lstat(filepath.Join(dir, f)); err == nil {
 			return true
 		}
 	}
@@ -114,7 +157,10 @@ func (r *Registry) prepare(req api.RegisterRequest, startup bool) (*Model, error
 		name = strings.TrimSuffix(filepath.Base(dir), ".tar.gz")
 	}
 	if !ValidName(name) {
-		return nil, fmt.Errorf("%w: invalid model name %q: use letters, digits, '-', '_' and '.', at most %d characters", api.ErrBadRequest, name, maxNameLen)
+		return nil, fmt.Errorf("%w: invalid model name %s: use letters, digits, '-', '_' and '.', at most %d characters", api.ErrBadRequest, api.Quote(name), maxNameLen)
+	}
+	if err := r.checkFiles(dir, startup); err != nil {
+		return nil, err
 	}
 	cfg, err := properties.LoadModel(dir, r.cfg.Server, r.cfg.Env)
 	if err != nil {
@@ -124,10 +170,16 @@ func (r *Registry) prepare(req api.RegisterRequest, startup bool) (*Model, error
 	if err := applyOverrides(cfg, req); err != nil {
 		return nil, err
 	}
+	if err := r.checkHandler(cfg, startup); err != nil {
+		return nil, err
+	}
 	m := newModel(r, name, dir, cfg, startup)
 	m.groups = r.groupsFor(m)
 	if len(m.groups) == 0 {
 		return nil, fmt.Errorf("%w: model %s: load_on_devices names no device this host has", api.ErrBadRequest, name)
+	}
+	if err := r.budget.fits(m, sumMax(m.groups)); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
@@ -142,7 +194,7 @@ func (r *Registry) resolveURL(url string, startup bool) (string, error) {
 	}
 	path := strings.TrimPrefix(url, "file://")
 	if strings.Contains(path, "://") {
-		return "", fmt.Errorf("%w: only local model folders can be registered: %q", api.ErrBadRequest, url)
+		return "", fmt.Errorf("%w: only local model folders can be registered: %s", api.ErrBadRequest, api.Quote(url))
 	}
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(r.cfg.Server.ModelStore, path)
@@ -150,15 +202,15 @@ func (r *Registry) resolveURL(url string, startup bool) (string, error) {
 	real, err := filepath.EvalSymlinks(filepath.Clean(path))
 	if err != nil {
 		if startup || r.inRoots(filepath.Clean(path)) {
-			return "", fmt.Errorf("%w: %s", api.ErrModelURL, url)
+			return "", fmt.Errorf("%w: %s", api.ErrModelURL, api.Quote(url))
 		}
-		return "", fmt.Errorf("%w: %s is outside the allowed model roots", api.ErrBadRequest, url)
+		return "", fmt.Errorf("%w: %s is outside the allowed model roots", api.ErrBadRequest, api.Quote(url))
 	}
 	if !startup && !r.inRoots(real) {
-		return "", fmt.Errorf("%w: %s is outside the allowed model roots", api.ErrBadRequest, url)
+		return "", fmt.Errorf("%w: %s is outside the allowed model roots", api.ErrBadRequest, api.Quote(url))
 	}
 	if !isModelDir(real) {
-		return "", fmt.Errorf("%w: %s is not a model folder (no serving.properties or model.py)", api.ErrModelURL, url)
+		return "", fmt.Errorf("%w: %s is not a model folder (no serving.properties or model.py)", api.ErrModelURL, api.Quote(url))
 	}
 	return real, nil
 }
@@ -241,8 +293,9 @@ func containsInt(xs []int, x int) bool {
 	return false
 }
 
-// admit puts a prepared model into the registry and starts it. A FAILED
-// model of the same name is replaced; any other is a conflict.
+// admit puts a prepared model into the registry, reserving its workers
+// under the caps; it starts nothing. A FAILED model of the same name is
+// replaced; any other is a conflict.
 func (r *Registry) admit(m *Model) error {
 	if err := r.checkAdmit(m); err != nil {
 		return err
@@ -255,13 +308,6 @@ func (r *Registry) admit(m *Model) error {
 	}
 	if old != nil {
 		old.remove(context.Background(), "replaced")
-	}
-	err = m.prepareDeps()
-	m.mu.Lock()
-	m.launchLocked(err)
-	m.mu.Unlock()
-	if err != nil {
-		return fmt.Errorf("%w: %w", api.ErrModelFailed, err)
 	}
 	r.log.Info("model registered", zap.String("model", m.name), zap.String("url", m.url))
 	return nil
@@ -278,8 +324,8 @@ func (r *Registry) checkAdmit(m *Model) error {
 	return r.memoryPrecheck(m)
 }
 
-// swapIn puts m in the registry and returns the FAILED model it replaces,
-// if any; r.mu is held.
+// swapIn reserves m's workers and puts m in the registry, returning the
+// FAILED model it replaces, if any; r.mu is held.
 func (r *Registry) swapIn(m *Model) (*Model, error) {
 	if r.closed {
 		return nil, fmt.Errorf("%w: server shutting down", batching.ErrClosed)
@@ -290,7 +336,11 @@ func (r *Registry) swapIn(m *Model) (*Model, error) {
 			return nil, fmt.Errorf("%w: %s", api.ErrModelExists, m.name)
 		}
 	}
+	if err := r.budget.reserve(m, sumMax(m.groups), old); err != nil {
+		return nil, err
+	}
 	r.models[m.name] = m
+	r.dropped.forget(m.name)
 	return old, nil
 }
 
@@ -312,11 +362,13 @@ func (r *Registry) memoryPrecheck(m *Model) error {
 	return nil
 }
 
-// launchLocked starts the model's workers and its scaler, or marks it FAILED
+// launch starts the model's workers and its scaler, or marks it FAILED
 // when its requirements did not install. The scaler runs either way, since
 // a scale may revive a FAILED model. A model removed meanwhile starts
 // nothing.
-func (m *Model) launchLocked(depsErr error) {
+func (m *Model) launch(depsErr error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.state == stateRemoved {
 		return
 	}

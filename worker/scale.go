@@ -31,8 +31,8 @@ func (m *Model) scaler() {
 	}
 }
 
-// grow starts at most one worker: a missing permanent one first, else a
-// temporary one when batching.ScaleUp says so.
+// grow starts the missing permanent workers, or else at most one
+// temporary worker when batching.ScaleUp says so.
 func (m *Model) grow() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -41,7 +41,7 @@ func (m *Model) grow() {
 	}
 	for _, g := range m.groups {
 		if g.permanent() < g.min {
-			m.startLocked(g, false)
+			m.fillLocked()
 			return
 		}
 	}
@@ -104,25 +104,41 @@ func (m *Model) nextWorkerID() int {
 	return m.workerSeq
 }
 
-// setCounts changes every group's minimum and maximum. A maximum set below
-// the minimum (alone) lowers the minimum, and a minimum set above the
-// maximum (alone) raises the maximum.
+// setCounts changes every group's minimum and maximum as scaledCounts says.
 func (m *Model) setCounts(req api.ScaleRequest) {
 	for _, g := range m.groups {
-		if req.MinWorker != nil {
-			g.min = *req.MinWorker
-		}
-		if req.MaxWorker != nil {
-			g.max = *req.MaxWorker
-		}
-		switch {
-		case g.max >= g.min:
-		case req.MaxWorker != nil && req.MinWorker == nil:
-			g.min = g.max
-		default:
-			g.max = g.min
-		}
+		g.min, g.max = scaledCounts(g.min, g.max, req)
 	}
+}
+
+// maxAfter is the sum of the groups' maximums after req; m.mu is held.
+func (m *Model) maxAfter(req api.ScaleRequest) int {
+	after := make([]*group, len(m.groups))
+	for i, g := range m.groups {
+		_, hi := scaledCounts(g.min, g.max, req)
+		after[i] = &group{max: hi}
+	}
+	return sumMax(after)
+}
+
+// scaledCounts returns a group's minimum and maximum after req. A maximum
+// set below the minimum (alone) lowers the minimum, and a minimum set above
+// the maximum (alone) raises the maximum.
+func scaledCounts(lo, hi int, req api.ScaleRequest) (int, int) {
+	if req.MinWorker != nil {
+		lo = *req.MinWorker
+	}
+	if req.MaxWorker != nil {
+		hi = *req.MaxWorker
+	}
+	switch {
+	case hi >= lo:
+	case req.MaxWorker != nil && req.MinWorker == nil:
+		lo = hi
+	default:
+		hi = lo
+	}
+	return lo, hi
 }
 
 // rebalanceLocked fits the running workers to new counts: temporary workers
