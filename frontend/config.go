@@ -87,6 +87,12 @@ type Config struct {
 	// Registry is the one Prometheus registry: the server registers its
 	// collectors on it and serves it at GET /metrics. Nil means a private one.
 	Registry *prometheus.Registry
+	// ManagementToken, when not empty, is the bearer token every management
+	// route requires ("Authorization: Bearer <token>"); others get 401.
+	// Inference routes never require it, also on a shared listener.
+	ManagementToken string
+	// MetricsRequireToken makes GET /metrics require ManagementToken too.
+	MetricsRequireToken bool
 }
 
 // withDefaults returns c with zero fields filled in, or an error naming the

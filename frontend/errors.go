@@ -20,6 +20,8 @@ var (
 	errHeaderTooLarge = errors.New("frontend: request header too large")
 	errReadTimeout    = errors.New("frontend: request read timeout")
 	errMalformed      = errors.New("frontend: malformed request")
+	errFraming        = errors.New("frontend: conflicting message framing")
+	errUnauthorized   = errors.New("frontend: unauthorized")
 	errPanic          = errors.New("frontend: internal error")
 )
 
@@ -37,9 +39,10 @@ type problem struct {
 // httpError is an error the front-end raises with a message meant for the
 // client; it matches its sentinel with errors.Is.
 type httpError struct {
-	sentinel error
-	msg      string
-	allow    string
+	sentinel     error
+	msg          string
+	allow        string // Allow header of a 405
+	invalidToken bool   // a 401 for a token that was sent but is wrong
 }
 
 func (e *httpError) Error() string { return e.msg }
@@ -89,6 +92,8 @@ var errorClasses = [...]errorClass{
 	{errHeaderTooLarge, 431, "RequestHeaderFieldsTooLargeException"},
 	{errReadTimeout, 408, "RequestTimeoutException"},
 	{errMalformed, 400, kindBadRequest},
+	{errFraming, 400, kindBadRequest},
+	{errUnauthorized, 401, "UnauthorizedException"},
 }
 
 const (
@@ -141,16 +146,24 @@ func (s *Server) classify(err error) problem {
 	return problem{Code: 500, Type: kindInternal, Message: msg}
 }
 
-// publicMessage is err's text without the Go package prefix that sentinel
-// errors carry ("api: model not found: x" reads "model not found: x").
+// packagePrefixes are the prefixes of the sentinel errors of switchyard's
+// packages and fasthttp.
+var packagePrefixes = strings.NewReplacer(
+	": api: ", ": ", ": batching: ", ": ", ": frontend: ", ": ", ": fasthttp: ", ": ",
+	": properties: ", ": ", ": worker: ", ": ", ": gpu: ", ": ")
+
+// publicMessage is err's text without the Go package prefixes that sentinel
+// errors carry, at its start and after each ": " ("api: bad request:
+// properties: x" reads "bad request: x").
 func publicMessage(err error) string {
-	msg := err.Error()
-	for _, p := range [...]string{"api: ", "batching: ", "frontend: ", "fasthttp: "} {
-		if rest, ok := strings.CutPrefix(msg, p); ok {
-			return rest
+	msg := ": " + err.Error()
+	for {
+		next := packagePrefixes.Replace(msg) // one pass misses "x: api: batching: "
+		if next == msg {
+			return strings.TrimPrefix(msg, ": ")
 		}
+		msg = next
 	}
-	return msg
 }
 
 // writeError is the one place where an error becomes an HTTP answer: it
@@ -163,6 +176,12 @@ func (s *Server) writeError(ctx *fasthttp.RequestCtx, err error) {
 	}
 	if h, ok := errors.AsType[*httpError](err); ok && h.allow != "" {
 		ctx.Response.Header.Set("Allow", h.allow)
+	}
+	if h, ok := errors.AsType[*httpError](err); ok && errors.Is(err, errUnauthorized) {
+		ctx.Response.Header.Set(fasthttp.HeaderWWWAuthenticate, authenticate(h))
+	}
+	if errors.Is(err, errFraming) {
+		ctx.SetConnectionClose()
 	}
 	if w, ok := errors.AsType[*workerError](err); ok && w.raw != nil {
 		writeRawJSON(ctx, w.code, w.raw)
@@ -207,5 +226,5 @@ func parseFailure(err error, limit int) error {
 	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
 		return &httpError{sentinel: errReadTimeout, msg: "Timed out reading the request."}
 	}
-	return &httpError{sentinel: errMalformed, msg: "Malformed HTTP request: " + err.Error()}
+	return &httpError{sentinel: errMalformed, msg: fmt.Sprintf("Malformed HTTP request: %.200s", err.Error())}
 }

@@ -153,7 +153,7 @@ func (s *Server) pickModel(ctx *fasthttp.RequestCtx, r route, a pathArgs, sel *s
 	switch r {
 	case routeInvoke, routePredict:
 		if a.version != nil && !validModelName(a.version) {
-			return "", badRequestf("Invalid model version %q.", a.version)
+			return "", badRequestf("Invalid model version %s.", api.Quote(a.version))
 		}
 		name := string(a.name)
 		return name, checkModelName(name)

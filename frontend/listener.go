@@ -8,6 +8,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
+
+	"github.com/switchyard/switchyard/api"
 )
 
 // listener is one bound address with its fasthttp server and the route
@@ -25,6 +27,7 @@ func (s *Server) newListener(ln net.Listener, planes plane) *listener {
 	l.fs = &fasthttp.Server{
 		Handler:                      l.handle,
 		ErrorHandler:                 s.handleParseError,
+		ExpectHandler:                l.expect,
 		ConnState:                    s.conns.track,
 		Logger:                       fastLogger{s.log},
 		MaxRequestBodySize:           s.cfg.MaxRequestSize,
@@ -58,14 +61,19 @@ func (l *listener) shutdown() {
 	_ = l.fs.ShutdownWithContext(context.Background())
 }
 
-// handle is the fasthttp handler: request id, route, method, then the
-// route's handler; any error it returns goes through writeError.
+// handle is the fasthttp handler: request id, framing, route, method,
+// token, then the route's handler; any error it returns goes through
+// writeError.
 func (l *listener) handle(ctx *fasthttp.RequestCtx) {
 	s := l.srv
 	id := s.requestID(ctx)
 	defer s.recoverPanic(ctx, id)
+	if err := checkFraming(&ctx.Request.Header); err != nil {
+		s.writeError(ctx, err)
+		return
+	}
 	r, args := matchRoute(ctx.Path())
-	if err := l.check(ctx, r); err != nil {
+	if err := l.admit(ctx, r); err != nil {
 		s.writeError(ctx, err)
 		return
 	}
@@ -82,11 +90,11 @@ func (l *listener) handle(ctx *fasthttp.RequestCtx) {
 // a 405 error (with Allow) for a method the route does not take.
 func (l *listener) check(ctx *fasthttp.RequestCtx, r route) error {
 	if r == routeNone || routeSpecs[r].plane&l.planes == 0 {
-		return &httpError{sentinel: errNoRoute, msg: fmt.Sprintf("Resource %q not found.", ctx.Path())}
+		return &httpError{sentinel: errNoRoute, msg: fmt.Sprintf("Resource %s not found.", api.Quote(ctx.Path()))}
 	}
 	spec := routeSpecs[r]
 	if parseMethod(ctx.Method())&spec.methods == 0 {
-		msg := fmt.Sprintf("Method %q is not allowed on %q.", ctx.Method(), ctx.Path())
+		msg := fmt.Sprintf("Method %s is not allowed on %s.", api.Quote(ctx.Method()), api.Quote(ctx.Path()))
 		return &httpError{sentinel: errMethod, msg: msg, allow: spec.allow}
 	}
 	return nil

@@ -37,13 +37,13 @@ func pageArgs(q *fasthttp.Args) (limit, offset int, err error) {
 	limit, offset = maxPage, 0
 	if v := q.Peek("limit"); len(v) > 0 {
 		if limit, err = strconv.Atoi(string(v)); err != nil || limit < 1 {
-			return 0, 0, badRequestf("Parameter limit must be a positive integer, got %q.", v)
+			return 0, 0, badRequestf("Parameter limit must be a positive integer, got %s.", api.Quote(v))
 		}
 		limit = min(limit, maxPage)
 	}
 	if v := q.Peek("next_page_token"); len(v) > 0 {
 		if offset, err = strconv.Atoi(string(v)); err != nil || offset < 0 {
-			return 0, 0, badRequestf("Parameter next_page_token must be a token from a previous page, got %q.", v)
+			return 0, 0, badRequestf("Parameter next_page_token must be a token from a previous page, got %s.", api.Quote(v))
 		}
 	}
 	return limit, offset, nil

@@ -1,6 +1,10 @@
 package frontend
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/switchyard/switchyard/api"
+)
 
 const maxModelName = 64
 
@@ -31,7 +35,7 @@ func checkModelName(name string) error {
 	if validModelName(name) {
 		return nil
 	}
-	return badRequestf("Invalid model name %q: use 1 to %d letters, digits, '-', '_' or '.'.", name, maxModelName)
+	return badRequestf("Invalid model name %s: use 1 to %d letters, digits, '-', '_' or '.'.", api.Quote(name), maxModelName)
 }
 
 // trimArchive strips the ".tar.gz" suffix SageMaker puts on model names.

@@ -64,7 +64,7 @@ func (p params) count(key string) (*int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 {
-		return nil, badRequestf("Parameter %s must be a non-negative integer, got %q.", key, v)
+		return nil, badRequestf("Parameter %s must be a non-negative integer, got %s.", key, api.Quote(v))
 	}
 	return &n, nil
 }
@@ -95,7 +95,7 @@ func (p params) flag(key string, def bool) (bool, error) {
 	}
 	b, err := strconv.ParseBool(v)
 	if err != nil {
-		return def, badRequestf("Parameter %s must be true or false, got %q.", key, v)
+		return def, badRequestf("Parameter %s must be true or false, got %s.", key, api.Quote(v))
 	}
 	return b, nil
 }

@@ -26,6 +26,7 @@ type Server struct {
 	ids     *idSource
 	metrics fasthttp.RequestHandler
 	started time.Time // the "created" time of GET /v1/models entries
+	token   *token    // guards the management routes; nil for none
 
 	// base is the parent of the contexts of management calls and streamed
 	// answers; it is canceled with batching.ErrClosed when a shutdown gives
@@ -71,6 +72,7 @@ func New(cfg Config, models Models) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, models: models, log: cfg.Logger, met: met, ids: newIDSource(), started: time.Now(),
+		token:    newToken(cfg.ManagementToken, cfg.MetricsRequireToken),
 		stopping: make(chan struct{}), drained: make(chan struct{}), forced: make(chan struct{}),
 	}
 	s.metrics = fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}))
@@ -95,6 +97,7 @@ func (s *Server) Listen() error {
 		s.listeners = append(s.listeners, s.newListener(ln, b.planes))
 	}
 	s.state = stateListening
+	s.warnOpenManagement()
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 // Where the client commands find the server when no flag says so.
 const (
 	envManagementURL     = "SWITCHYARD_MANAGEMENT_URL"
+	envManagementToken   = "SWITCHYARD_MANAGEMENT_TOKEN"
 	envInferenceURL      = "SWITCHYARD_INFERENCE_URL"
 	defaultManagementURL = "http://127.0.0.1:8084"
 	defaultInferenceURL  = "http://127.0.0.1:8080"
@@ -75,21 +76,34 @@ type managementFlags struct {
 	base    string
 	json    bool
 	timeout time.Duration
+	token   string
+	env     clientEnv
 }
 
-// addManagementFlags declares --url, --json and --timeout on fs.
+// addManagementFlags declares --url, --json, --timeout and --token on fs.
 func (e clientEnv) addManagementFlags(fs *flag.FlagSet, timeout time.Duration) *managementFlags {
-	f := &managementFlags{}
+	f := &managementFlags{env: e}
 	fs.StringVar(&f.base, "url", e.envOr(envManagementURL, defaultManagementURL),
 		"management API base `URL`; $"+envManagementURL+" sets the default")
 	fs.BoolVar(&f.json, "json", false, "print the server's JSON as is")
 	fs.DurationVar(&f.timeout, "timeout", timeout, "give up after this long; 0 waits forever")
+	// The default is read after parsing, so that -h never prints a token.
+	fs.StringVar(&f.token, "token", "", "bearer `TOKEN` of a server with management_token set; default $"+envManagementToken)
 	return f
 }
 
-// client returns an API client for the management URL the flags name.
+// client returns an API client for the management URL the flags name,
+// sending the token when there is one.
 func (f *managementFlags) client() (*apiClient, error) {
-	return newAPIClient(f.base, f.timeout, "--url or $"+envManagementURL)
+	c, err := newAPIClient(f.base, f.timeout, "--url or $"+envManagementURL)
+	if err != nil {
+		return nil, err
+	}
+	c.token = f.token
+	if c.token == "" {
+		c.token = f.env.getenv(envManagementToken)
+	}
+	return c, nil
 }
 
 // newClientFlagSet returns a flag set whose -h text shows synopsis and summary.

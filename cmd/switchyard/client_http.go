@@ -29,6 +29,7 @@ type apiClient struct {
 	base    *url.URL
 	hc      *http.Client
 	setting string // how a user points the client elsewhere, for error messages
+	token   string // sent as "Authorization: Bearer <token>" when not empty
 }
 
 // newAPIClient returns a client for the listener at base, giving up on a
@@ -83,7 +84,11 @@ func (c *apiClient) endpoint(query url.Values, segs ...string) *url.URL {
 
 // newRequest builds a request for the endpoint of segs.
 func (c *apiClient) newRequest(ctx context.Context, method string, query url.Values, body io.Reader, segs ...string) (*http.Request, error) {
-	return http.NewRequestWithContext(ctx, method, c.endpoint(query, segs...).String(), body)
+	req, err := http.NewRequestWithContext(ctx, method, c.endpoint(query, segs...).String(), body)
+	if err == nil && c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	return req, err
 }
 
 // send makes the request and returns the answer when its status is 2xx.

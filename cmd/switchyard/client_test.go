@@ -290,3 +290,45 @@ func TestEnvOr(t *testing.T) {
 		})
 	}
 }
+
+// TestManagementToken sends the management commands with the token from
+// --token, from $SWITCHYARD_MANAGEMENT_TOKEN (the flag wins), and without
+// one; invoke, which talks to the inference API, never sends it, and -h
+// never shows it.
+func TestManagementToken(t *testing.T) {
+	f := newFakeAPI(t,
+		reply{status: 200, body: `{"models": []}`}, reply{status: 200, body: `{"models": []}`},
+		reply{status: 200, body: `{"models": []}`}, reply{status: 200, body: "ok"})
+	env := map[string]string{envManagementURL: f.URL, envInferenceURL: f.URL, envManagementToken: "from-env"}
+	e := clientEnv{getenv: func(k string) string { return env[k] }, stdin: strings.NewReader("")}
+	var out, errb bytes.Buffer
+	steps := []struct {
+		cmd  string
+		args []string
+	}{
+		{"models", []string{"--token", "from-flag"}},
+		{"models", nil},
+		{"models", []string{"--token", ""}},
+		{"invoke", []string{"m"}},
+	}
+	for _, s := range steps {
+		if len(s.args) == 2 && s.args[1] == "" {
+			delete(env, envManagementToken)
+		}
+		if err := e.commands()[s.cmd](t.Context(), s.args, &out, &errb); err != nil {
+			t.Fatalf("%s %v: %v", s.cmd, s.args, err)
+		}
+	}
+	want := []string{"Bearer from-flag", "Bearer from-env", "", ""}
+	for i, r := range f.requests() {
+		if got := r.Header.Get("Authorization"); got != want[i] {
+			t.Errorf("request %d (%s %s): Authorization %q, want %q", i+1, r.Method, r.Path, got, want[i])
+		}
+	}
+	env[envManagementToken] = "from-env"
+	errb.Reset()
+	_ = e.commands()["models"](t.Context(), []string{"-h"}, &out, &errb)
+	if help := errb.String(); !strings.Contains(help, "-token") || strings.Contains(help, "from-env") {
+		t.Errorf("help does not offer --token, or shows the token:\n%s", help)
+	}
+}

@@ -99,6 +99,8 @@ func serveWith(ctx context.Context, srv *properties.Server, level string, log *z
 	if err != nil {
 		return err
 	}
+	caps := reg.Caps()
+	log.Info("worker caps", zap.Int("max_workers_per_model", caps.PerModel), zap.Int("max_workers_total", caps.Total))
 	if n, err := worker.CleanStaleSockets(srv.SocketDir); err != nil || n > 0 {
 		log.Info("stale worker sockets removed", zap.Int("count", n), zap.Error(err))
 	}
@@ -147,6 +149,7 @@ func newFrontend(srv *properties.Server, reg *worker.Registry, metrics *promethe
 		InferenceAddr: inf, ManagementAddr: mgmt,
 		MaxRequestSize: int(srv.MaxRequestSize), ThrottleCode: srv.ThrottleErrorHTTPCode,
 		ShutdownTimeout: srv.ShutdownGrace + answerMargin, Logger: log, Registry: metrics,
+		ManagementToken: srv.ManagementToken.Reveal(), MetricsRequireToken: srv.MetricsRequireToken,
 	}, reg)
 }
 
