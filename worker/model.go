@@ -247,6 +247,13 @@ func failureTail(stderr []string) []string {
 	return stderr[max(0, len(stderr)-failureTailLines):]
 }
 
+// removed reports whether the model was unregistered, replaced or shut down.
+func (m *Model) removed() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.state == stateRemoved
+}
+
 // failed reports whether the model is FAILED, and why.
 func (m *Model) failed() (bool, string) {
 	m.mu.Lock()

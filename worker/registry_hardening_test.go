@@ -224,3 +224,30 @@ func TestRegistryQueueFullMessage(t *testing.T) {
 		t.Fatalf("Submit = %v, want %q", err, want)
 	}
 }
+
+// TestRegistryShutdownDuringAsyncRegistration shuts the registry down while
+// an asynchronous registration is still retrying: Shutdown waits for its
+// goroutine, and a model removed by the shutdown is not reported as a
+// failed registration.
+func TestRegistryShutdownDuringAsyncRegistration(t *testing.T) {
+	r := newTestRegistry(t, func(s *properties.Server) { s.RetryThreshold = 10 })
+	r.probe(t, "broken", nil, "BROKEN")
+	if _, err := r.Register(context.Background(), api.RegisterRequest{URL: "broken"}); err != nil {
+		t.Fatal(err)
+	}
+	eventuallyTrue(t, "a first failure", func() bool {
+		rec, err := r.Describe("broken")
+		return err == nil && rec.LastError != ""
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	if err := r.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.logs.FilterMessage("model registration failed; model removed").Len(); n != 0 {
+		t.Errorf("%d registrations reported failed at shutdown", n)
+	}
+	if _, err := r.Register(context.Background(), api.RegisterRequest{URL: "broken", ModelName: "late"}); !errors.Is(err, batching.ErrClosed) {
+		t.Errorf("Register after Shutdown = %v, want ErrClosed", err)
+	}
+}

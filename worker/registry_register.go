@@ -47,11 +47,14 @@ func (r *Registry) Register(ctx context.Context, req api.RegisterRequest) (api.M
 	if err != nil {
 		return api.ModelRecord{}, err
 	}
-	if err := r.admit(m); err != nil {
+	if err := r.admit(m, !req.Synchronous); err != nil {
 		return api.ModelRecord{}, err
 	}
 	if !req.Synchronous {
-		r.bg.Go(func() { r.settle(r.ctx, m) })
+		go func() {
+			defer r.bg.Done()
+			_ = r.settle(r.ctx, m)
+		}()
 		return m.record(), nil
 	}
 	if err := r.settle(ctx, m); err != nil {
@@ -72,10 +75,11 @@ func (r *Registry) settle(ctx context.Context, m *Model) error {
 }
 
 // drop removes a model whose registration failed, if it is still the one
-// registered under its name, and remembers why for Describe.
+// registered under its name and was not removed meanwhile (unregistered,
+// replaced, shut down), and remembers why for Describe.
 func (r *Registry) drop(m *Model, why error) {
 	r.mu.Lock()
-	mine := r.models[m.name] == m
+	mine := r.models[m.name] == m && !m.removed()
 	if mine {
 		delete(r.models, m.name)
 		r.dropped.add(m.name, firstLine(why.Error()))
@@ -103,7 +107,7 @@ func (r *Registry) LoadStartup(refs []properties.ModelRef) error {
 	for _, req := range reqs {
 		m, err := r.prepare(req, true)
 		if err == nil {
-			err = r.admit(m)
+			err = r.admit(m, false)
 		}
 		if err != nil {
 			r.log.Error("model not loaded", zap.String("url", req.URL), zap.Error(err))
@@ -295,13 +299,18 @@ func containsInt(xs []int, x int) bool {
 
 // admit puts a prepared model into the registry, reserving its workers
 // under the caps; it starts nothing. A FAILED model of the same name is
-// replaced; any other is a conflict.
-func (r *Registry) admit(m *Model) error {
+// replaced; any other is a conflict. With background set, a successful
+// admit adds one to r.bg for the goroutine that will load the model, while
+// r.mu shows that no shutdown has begun.
+func (r *Registry) admit(m *Model, background bool) error {
 	if err := r.checkAdmit(m); err != nil {
 		return err
 	}
 	r.mu.Lock()
 	old, err := r.swapIn(m)
+	if err == nil && background {
+		r.bg.Add(1)
+	}
 	r.mu.Unlock()
 	if err != nil {
 		return err
