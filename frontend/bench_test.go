@@ -5,6 +5,7 @@ import (
 	"context"
 	"net"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/valyala/fasthttp"
@@ -140,4 +141,22 @@ func roundTripOn(bw *bufio.Writer, br *bufio.Reader, req *fasthttp.Request, resp
 		return err
 	}
 	return resp.Read(br)
+}
+
+// BenchmarkCheckFraming measures the per-request cost of the framing check
+// on a typical inference request's header.
+func BenchmarkCheckFraming(b *testing.B) {
+	var h fasthttp.RequestHeader
+	raw := "POST /invocations HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: Go-http-client/1.1\r\n" +
+		"Content-Length: 27\r\nContent-Type: application/json\r\nX-Amzn-SageMaker-Target-Model: langid.tar.gz\r\n" +
+		"Accept-Encoding: gzip\r\n\r\n"
+	if err := h.Read(bufio.NewReader(strings.NewReader(raw))); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := checkFraming(&h); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

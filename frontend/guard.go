@@ -34,9 +34,12 @@ func checkFraming(h *fasthttp.RequestHeader) error {
 		if !ok {
 			continue
 		}
-		name = bytes.TrimSpace(name)
-		length = length || bytes.EqualFold(name, []byte(fasthttp.HeaderContentLength))
-		coding = coding || bytes.EqualFold(name, []byte(fasthttp.HeaderTransferEncoding))
+		switch name = bytes.TrimSpace(name); len(name) { // cheap before EqualFold
+		case len(fasthttp.HeaderContentLength):
+			length = length || bytes.EqualFold(name, []byte(fasthttp.HeaderContentLength))
+		case len(fasthttp.HeaderTransferEncoding):
+			coding = coding || bytes.EqualFold(name, []byte(fasthttp.HeaderTransferEncoding))
+		}
 	}
 	if length && coding {
 		return framingError
