@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"errors"
 	"time"
 )
@@ -56,23 +57,45 @@ type Device struct {
 }
 
 // WorkerRecord describes one worker process in a describe record.
+// GPUMemoryMiB is set for GPU workers; a GPU worker whose memory NVML cannot
+// tell has it nil and GPUMemoryUnknown set, and its JSON shows
+// "gpuMemoryMiB": null (a CPU worker's JSON has no such field).
+// VisibleDevices is a GPU worker's CUDA_VISIBLE_DEVICES: the UUID of its GPU
+// or MIG device.
 type WorkerRecord struct {
-	ID           int       `json:"id"`
-	PID          int       `json:"pid"`
-	Socket       string    `json:"socket"`
-	StartTime    time.Time `json:"startTime"`
-	Status       string    `json:"status"`
-	Temporary    bool      `json:"temporary"`
-	GPUMemoryMiB *int64    `json:"gpuMemoryMiB,omitempty"`
-	RSSMiB       int64     `json:"rssMiB"`
+	ID               int       `json:"id"`
+	PID              int       `json:"pid"`
+	Socket           string    `json:"socket"`
+	StartTime        time.Time `json:"startTime"`
+	Status           string    `json:"status"`
+	Temporary        bool      `json:"temporary"`
+	VisibleDevices   string    `json:"visibleDevices,omitempty"`
+	GPUMemoryMiB     *int64    `json:"gpuMemoryMiB,omitempty"`
+	GPUMemoryUnknown bool      `json:"-"`
+	RSSMiB           int64     `json:"rssMiB"`
 }
 
-// WorkerGroup is a model's workers on one device.
+// MarshalJSON writes the record with "gpuMemoryMiB": null when the GPU
+// memory is unknown.
+func (w WorkerRecord) MarshalJSON() ([]byte, error) {
+	type plain WorkerRecord
+	if w.GPUMemoryMiB != nil || !w.GPUMemoryUnknown {
+		return json.Marshal(plain(w))
+	}
+	return json.Marshal(struct {
+		plain
+		GPUMemoryMiB *int64 `json:"gpuMemoryMiB"`
+	}{plain: plain(w)})
+}
+
+// WorkerGroup is a model's workers on one device. DeviceError is set when
+// the group's GPU is down: why NVML cannot use it.
 type WorkerGroup struct {
-	Device     Device         `json:"device"`
-	MinWorkers int            `json:"minWorkers"`
-	MaxWorkers int            `json:"maxWorkers"`
-	Workers    []WorkerRecord `json:"workers"`
+	Device      Device         `json:"device"`
+	MinWorkers  int            `json:"minWorkers"`
+	MaxWorkers  int            `json:"maxWorkers"`
+	DeviceError string         `json:"deviceError,omitempty"`
+	Workers     []WorkerRecord `json:"workers"`
 }
 
 // ModelRecord is the record of GET /models/{name}, with DJL's field names.

@@ -22,7 +22,12 @@ func ExampleNew() {
 		return
 	}
 	for _, d := range devs {
-		fmt.Printf("gpu %d: %s, %d MiB free\n", d.Index, d.Name, d.FreeMiB)
+		switch {
+		case !d.Up():
+			fmt.Printf("gpu %d is down: %s\n", d.Index, d.Err)
+		case d.Memory != nil:
+			fmt.Printf("gpu %d: %s, %d MiB free\n", d.Index, d.Name, d.Memory.FreeMiB)
+		}
 	}
 }
 
@@ -37,11 +42,12 @@ func ExampleNewNVML() {
 	}
 	defer info.Close()
 	devs, _ := info.Devices()
-	procs, _ := info.Processes()
+	listings, _ := info.Processes()
 	for _, d := range devs {
-		fmt.Printf("gpu %d: %d of %d MiB free\n", d.Index, d.FreeMiB, d.TotalMiB)
+		fmt.Printf("gpu %d: %d of %d MiB free\n", d.Index, d.Memory.FreeMiB, d.Memory.TotalMiB)
 	}
-	fmt.Printf("pid %d holds %d MiB on gpu %d\n", procs[0].PID, procs[0].UsedMiB, procs[0].DeviceIndex)
+	p := listings[0].Processes[0]
+	fmt.Printf("pid %d holds %d MiB on gpu %d\n", p.PID, p.UsedMiB, listings[0].DeviceIndex)
 	// Output:
 	// gpu 0: 30000 of 40960 MiB free
 	// gpu 1: 1200 of 40960 MiB free
@@ -50,18 +56,18 @@ func ExampleNewNVML() {
 
 func ExamplePlace() {
 	devs := []gpu.Device{
-		{Index: 0, TotalMiB: 40960, FreeMiB: 30000},
-		{Index: 1, TotalMiB: 40960, FreeMiB: 20000},
+		{Index: 0, UUID: "GPU-a", Memory: &gpu.Memory{TotalMiB: 40960, FreeMiB: 30000}},
+		{Index: 1, UUID: "GPU-b", Memory: &gpu.Memory{TotalMiB: 40960, FreeMiB: 20000}},
 	}
 	// gpu 0 already runs one of this model's workers: the next goes to gpu 1.
-	idx, _ := gpu.Place(devs, gpu.Request{RequiredMiB: 8000, ReservedMiB: 500, Placed: map[int]int{0: 1}})
-	fmt.Println("placed on gpu", idx)
+	u, _ := gpu.Place(devs, gpu.Request{RequiredMiB: 8000, ReservedMiB: 500, Placed: map[string]int{"GPU-a": 1}})
+	fmt.Println("placed on gpu", u.Device, u.UUID)
 
 	_, err := gpu.Place(devs, gpu.Request{RequiredMiB: 32000})
 	fmt.Println(errors.Is(err, gpu.ErrInsufficientMemory))
 	fmt.Println(err)
 	// Output:
-	// placed on gpu 1
+	// placed on gpu 1 GPU-b
 	// true
 	// gpu: not enough memory: model needs 32000 MiB + 0 MiB reserved; gpu 0 has 30000 MiB free of 40960, gpu 1 has 20000 MiB free of 40960
 }
@@ -105,6 +111,18 @@ func ExampleHostMemory() {
 	if err := gpu.CheckHost(available, 8000, 500); err != nil {
 		fmt.Println(err)
 	}
+}
+
+// ExampleVisibility keeps the devices CUDA_VISIBLE_DEVICES names.
+func ExampleVisibility() {
+	env := map[string]string{"CUDA_VISIBLE_DEVICES": "2,3"}
+	v := gpu.NewVisibility(func(k string) (string, bool) { s, ok := env[k]; return s, ok })
+	devs := []gpu.Device{{Index: 0}, {Index: 1}, {Index: 2}, {Index: 3}}
+	fmt.Println(v.Indexes(devs))
+	fmt.Println(v.Describe(devs))
+	// Output:
+	// [2 3]
+	// CUDA_VISIBLE_DEVICES=2,3 leaves gpu 2, gpu 3
 }
 
 func ExampleCPUOnly() {

@@ -9,15 +9,41 @@ import (
 	"strings"
 )
 
-// meminfoPath is where Linux reports the host's memory.
-const meminfoPath = "/proc/meminfo"
+// Where Linux reports the host's memory, the process's cgroup and the
+// cgroup file systems.
+const (
+	meminfoPath = "/proc/meminfo"
+	selfCgroup  = "/proc/self/cgroup"
+	cgroupRoot  = "/sys/fs/cgroup"
+)
 
-// HostMemory returns the host's total and available memory in MiB, from the
-// MemTotal and MemAvailable lines of /proc/meminfo. These are the figures of
-// the whole machine: a container's cgroup memory limit is not taken into
-// account.
+// HostMemory returns the memory this process can count on, in MiB: the
+// MemTotal and MemAvailable lines of /proc/meminfo, lowered to the memory
+// limit of the process's cgroup (a container's limit, cgroup v2 memory.max
+// or v1 memory.limit_in_bytes) and what that cgroup can still take, when
+// those are lower.
 func HostMemory() (totalMiB, availableMiB uint64, err error) {
-	return hostMemoryFrom(meminfoPath)
+	return hostMemoryAt(meminfoPath, cgroupRoot, selfCgroup)
+}
+
+// hostMemoryAt is HostMemory with its files named.
+func hostMemoryAt(meminfo, root, self string) (totalMiB, availableMiB uint64, err error) {
+	totalMiB, availableMiB, err = hostMemoryFrom(meminfo)
+	if err != nil {
+		return 0, 0, err
+	}
+	if l, ok := readCgroupLimit(root, self); ok {
+		totalMiB, availableMiB = min(totalMiB, l.limitMiB), min(availableMiB, l.availableMiB)
+	}
+	return totalMiB, availableMiB, nil
+}
+
+// PIDExists reports whether a process with that PID is visible in this
+// process's PID namespace (/proc/<pid> exists). NVML reports PIDs of the
+// host's namespace, which a container without it does not see.
+func PIDExists(pid int) bool {
+	_, err := os.Stat("/proc/" + strconv.Itoa(pid))
+	return err == nil
 }
 
 func hostMemoryFrom(path string) (totalMiB, availableMiB uint64, err error) {

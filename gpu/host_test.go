@@ -100,3 +100,83 @@ func TestHostMemory(t *testing.T) {
 		t.Errorf("HostMemory = %d MiB total, %d MiB available", total, available)
 	}
 }
+
+// cgroupFixture writes a /proc/self/cgroup file and the files of a cgroup
+// below a fake /sys/fs/cgroup, and returns their paths.
+func cgroupFixture(t *testing.T, self string, files map[string]string) (root, selfPath string) {
+	t.Helper()
+	dir := t.TempDir()
+	root = filepath.Join(dir, "cgroup")
+	for name, data := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	selfPath = filepath.Join(dir, "self-cgroup")
+	if err := os.WriteFile(selfPath, []byte(self), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return root, selfPath
+}
+
+// TestHostMemoryCgroup: a container's memory limit lowers the host's
+// figures (MemTotal 24105 MiB, MemAvailable 23160 MiB in sampleMeminfo).
+func TestHostMemoryCgroup(t *testing.T) {
+	const gib = 1 << 30
+	tests := []struct {
+		name             string
+		self             string
+		files            map[string]string
+		total, available uint64
+	}{
+		{name: "v2 limit", self: "0::/\n", files: map[string]string{
+			"memory.max": "8589934592\n", "memory.current": "3221225472\n", "memory.stat": "anon 1\ninactive_file 1073741824\n"},
+			total: 8192, available: 6144},
+		{name: "v2 nested path", self: "0::/kubepods/pod1/c1\n", files: map[string]string{
+			"kubepods/pod1/c1/memory.max": fmt.Sprint(4 * gib), "kubepods/pod1/c1/memory.current": fmt.Sprint(gib)},
+			total: 4096, available: 3072},
+		{name: "v2 without limit", self: "0::/\n", files: map[string]string{"memory.max": "max\n", "memory.current": "1"},
+			total: 24105, available: 23160},
+		{name: "v1 limit", self: "4:memory:/docker/abc\n0::/\n", files: map[string]string{
+			"memory/docker/abc/memory.limit_in_bytes": fmt.Sprint(16 * gib), "memory/docker/abc/memory.usage_in_bytes": fmt.Sprint(2 * gib),
+			"memory/docker/abc/memory.stat": "total_inactive_file 1073741824\n"},
+			total: 16384, available: 15360},
+		{name: "v1 mounted at its own root", self: "4:memory:/docker/abc\n", files: map[string]string{
+			"memory/memory.limit_in_bytes": fmt.Sprint(2 * gib), "memory/memory.usage_in_bytes": fmt.Sprint(gib)},
+			total: 2048, available: 1024},
+		{name: "v1 without limit", self: "4:memory:/\n", files: map[string]string{
+			"memory/memory.limit_in_bytes": "9223372036854771712", "memory/memory.usage_in_bytes": "1"},
+			total: 24105, available: 23160},
+		{name: "usage above the limit", self: "0::/\n", files: map[string]string{"memory.max": fmt.Sprint(gib), "memory.current": fmt.Sprint(2 * gib)},
+			total: 1024, available: 0},
+		{name: "limit above the host", self: "0::/\n", files: map[string]string{"memory.max": fmt.Sprint(64 * gib), "memory.current": "0"},
+			total: 24105, available: 23160},
+		{name: "no cgroup files", self: "garbage", total: 24105, available: 23160},
+	}
+	meminfo := filepath.Join(t.TempDir(), "meminfo")
+	if err := os.WriteFile(meminfo, []byte(sampleMeminfo), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root, self := cgroupFixture(t, tt.self, tt.files)
+			total, available, err := hostMemoryAt(meminfo, root, self)
+			if err != nil || total != tt.total || available != tt.available {
+				t.Errorf("hostMemoryAt = %d, %d, %v; want %d, %d", total, available, err, tt.total, tt.available)
+			}
+		})
+	}
+}
+
+func TestPIDExists(t *testing.T) {
+	if !PIDExists(os.Getpid()) {
+		t.Error("this process does not exist")
+	}
+	if PIDExists(1 << 30) {
+		t.Error("PID 2^30 exists")
+	}
+}

@@ -3,17 +3,20 @@ package gpu
 import (
 	"errors"
 	"fmt"
-	"math"
-	"slices"
 	"sync"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"go.uber.org/zap"
 )
 
+// memoryV2Symbol is the NVML function that reports reserved memory apart;
+// drivers before R510 lack it.
+const memoryV2Symbol = "nvmlDeviceGetMemoryInfo_v2"
+
 // nvmlInfo is the Info of a host with a working NVML library.
 type nvmlInfo struct {
 	lib    nvml.Interface
+	v2     bool         // the library has GetMemoryInfo_v2
 	mu     sync.RWMutex // held for reading by queries, for writing by Close
 	closed bool
 }
@@ -21,7 +24,8 @@ type nvmlInfo struct {
 // NewNVML initialises lib and returns an Info over it. Each successful Init is
 // paired with exactly one Shutdown: by Close, or before NewNVML returns an
 // error. It logs one Info-level line with the device count and the driver
-// version. A nil log discards log lines.
+// version. A nil log discards log lines. Devices that fail are not an
+// error here: Devices lists them with Err set.
 func NewNVML(lib nvml.Interface, log *zap.Logger) (Info, error) {
 	if ret := lib.Init(); ret != nvml.SUCCESS {
 		return nil, nvmlError("Init", ret)
@@ -31,47 +35,43 @@ func NewNVML(lib nvml.Interface, log *zap.Logger) (Info, error) {
 		return nil, errors.Join(nvmlError("DeviceGetCount", ret), shutdown(lib))
 	}
 	driver, _ := lib.SystemGetDriverVersion()
-	orNop(log).Info("gpu: NVML ready", zap.Int("devices", count), zap.String("driver", driver))
-	return &nvmlInfo{lib: lib}, nil
+	v2 := lib.Extensions().LookupSymbol(memoryV2Symbol) == nil
+	orNop(log).Info("gpu: NVML ready", zap.Int("devices", count), zap.String("driver", driver), zap.Bool("memoryInfoV2", v2))
+	return &nvmlInfo{lib: lib, v2: v2}, nil
 }
 
 // Devices implements Info.
 func (g *nvmlInfo) Devices() ([]Device, error) {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
-	handles, err := g.handles()
+	count, err := g.count()
 	if err != nil {
 		return nil, err
 	}
-	devs := make([]Device, 0, len(handles))
-	for i, h := range handles {
-		d, err := describe(i, h)
-		if err != nil {
-			return nil, err
-		}
-		devs = append(devs, d)
+	devs := make([]Device, count)
+	for i := range devs {
+		devs[i] = g.device(i)
 	}
 	return devs, nil
 }
 
 // Processes implements Info.
-func (g *nvmlInfo) Processes() ([]ProcessMemory, error) {
+func (g *nvmlInfo) Processes() ([]Listing, error) {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
-	handles, err := g.handles()
+	count, err := g.count()
 	if err != nil {
 		return nil, err
 	}
-	var out []ProcessMemory
-	for i, h := range handles {
-		procs, err := deviceProcesses(i, h)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, procs...)
+	var out []Listing
+	for i := range count {
+		out = append(out, g.listings(i)...)
 	}
 	return out, nil
 }
+
+// Err implements Info: a working NVML has no error.
+func (g *nvmlInfo) Err() error { return nil }
 
 // Close implements Info: it shuts NVML down once.
 func (g *nvmlInfo) Close() error {
@@ -84,105 +84,135 @@ func (g *nvmlInfo) Close() error {
 	return shutdown(g.lib)
 }
 
-// handles returns one handle per device, in NVML index order. The caller
-// holds g.mu.
-func (g *nvmlInfo) handles() ([]nvml.Device, error) {
+// count returns how many devices NVML sees. The caller holds g.mu.
+func (g *nvmlInfo) count() (int, error) {
 	if g.closed {
-		return nil, ErrClosed
+		return 0, ErrClosed
 	}
 	count, ret := g.lib.DeviceGetCount()
 	if ret != nvml.SUCCESS {
-		return nil, nvmlError("DeviceGetCount", ret)
+		return 0, nvmlError("DeviceGetCount", ret)
 	}
-	handles := make([]nvml.Device, count)
-	for i := range handles {
-		if handles[i], ret = g.lib.DeviceGetHandleByIndex(i); ret != nvml.SUCCESS {
-			return nil, nvmlError(fmt.Sprintf("gpu %d: DeviceGetHandleByIndex", i), ret)
-		}
-	}
-	return handles, nil
+	return count, nil
 }
 
-// describe reads one device's identity, memory and utilisation.
-func describe(index int, h nvml.Device) (Device, error) {
-	d := Device{Index: index}
+// device reads device i; a device NVML fails on comes back with Err set.
+func (g *nvmlInfo) device(i int) Device {
+	h, ret := g.lib.DeviceGetHandleByIndex(i)
+	if ret != nvml.SUCCESS {
+		return Device{Index: i, Err: callError("DeviceGetHandleByIndex", ret).Error()}
+	}
+	d, err := g.describe(i, h)
+	if err != nil {
+		d.Err = err.Error()
+	}
+	return d
+}
+
+// describe reads one device's identity, mode, memory and utilisation. It
+// returns what it read before an error, too.
+func (g *nvmlInfo) describe(i int, h nvml.Device) (Device, error) {
+	d := Device{Index: i}
 	var ret nvml.Return
 	if d.UUID, ret = h.GetUUID(); ret != nvml.SUCCESS {
-		return Device{}, deviceError(index, "GetUUID", ret)
+		return d, callError("GetUUID", ret)
 	}
 	if d.Name, ret = h.GetName(); ret != nvml.SUCCESS {
-		return Device{}, deviceError(index, "GetName", ret)
+		return d, callError("GetName", ret)
 	}
-	mem, ret := h.GetMemoryInfo()
-	if ret != nvml.SUCCESS {
-		return Device{}, deviceError(index, "GetMemoryInfo", ret)
+	pci, ret := h.GetPciInfo()
+	if err := optional("GetPciInfo", ret); err != nil {
+		return d, err
 	}
-	d.TotalMiB, d.UsedMiB, d.FreeMiB = toMiB(mem.Total), toMiB(mem.Used), toMiB(mem.Free)
-	util, ret := h.GetUtilizationRates()
-	if err := optional(index, "GetUtilizationRates", ret); err != nil {
-		return Device{}, err
+	d.PCIBusID = busID(pci)
+	var err error
+	if d.MIG, err = migEnabled(h); err != nil {
+		return d, err
 	}
-	d.UtilizationPercent = util.Gpu
-	return d, nil
+	if d.Memory, err = g.deviceMemory(h, d.MIG); err != nil {
+		return d, err
+	}
+	if d.UtilizationPercent, err = utilization(h); err != nil {
+		return d, err
+	}
+	if d.MIG {
+		d.Slices, err = g.slices(h)
+	}
+	return d, err
 }
 
-// deviceProcesses lists the compute and graphics processes of one device. A
-// process in both lists is counted once, with the larger figure; entries of
-// one list with the same PID (one per MIG instance) are added up.
-func deviceProcesses(index int, h nvml.Device) ([]ProcessMemory, error) {
-	compute, ret := h.GetComputeRunningProcesses()
-	if err := optional(index, "GetComputeRunningProcesses", ret); err != nil {
+// deviceMemory reads a GPU's memory. A GPU in MIG mode may refuse (it needs
+// privileges a container does not have): its memory is then nil.
+func (g *nvmlInfo) deviceMemory(h nvml.Device, mig bool) (*Memory, error) {
+	mem, op, ret := g.memory(h)
+	switch {
+	case ret == nvml.SUCCESS:
+		return &mem, nil
+	case mig && notReported(ret):
+		return nil, nil
+	}
+	return nil, callError(op, ret)
+}
+
+// memory reads a device's (or a MIG device's) memory: GetMemoryInfo_v2 where
+// the library has it, since it reports the driver's reserved memory apart,
+// else (or when it fails) GetMemoryInfo. op names the call of the result.
+func (g *nvmlInfo) memory(h nvml.Device) (Memory, string, nvml.Return) {
+	if g.v2 {
+		if m, ret := h.GetMemoryInfo_v2(); ret == nvml.SUCCESS {
+			return Memory{TotalMiB: toMiB(m.Total), UsedMiB: toMiB(m.Used), FreeMiB: toMiB(m.Free), ReservedMiB: toMiB(m.Reserved)}, "GetMemoryInfo_v2", ret
+		}
+	}
+	m, ret := h.GetMemoryInfo()
+	return Memory{TotalMiB: toMiB(m.Total), UsedMiB: toMiB(m.Used), FreeMiB: toMiB(m.Free)}, "GetMemoryInfo", ret
+}
+
+// utilization reads a GPU's utilisation; nil when it is not reported.
+func utilization(h nvml.Device) (*uint32, error) {
+	u, ret := h.GetUtilizationRates()
+	if err := optional("GetUtilizationRates", ret); err != nil || ret != nvml.SUCCESS {
 		return nil, err
 	}
-	graphics, ret := h.GetGraphicsRunningProcesses()
-	if err := optional(index, "GetGraphicsRunningProcesses", ret); err != nil {
-		return nil, err
-	}
-	used := sumByPID(compute)
-	for pid, mib := range sumByPID(graphics) {
-		used[pid] = max(used[pid], mib)
-	}
-	return sortedProcesses(index, used), nil
+	return &u.Gpu, nil
 }
 
-// sumByPID adds up the memory of each PID in one NVML process list.
-func sumByPID(list []nvml.ProcessInfo) map[int]uint64 {
-	used := make(map[int]uint64, len(list))
-	for _, p := range list {
-		used[int(p.Pid)] += processMiB(p.UsedGpuMemory)
+// migEnabled reports whether a GPU is in MIG mode. A GPU that does not
+// support MIG says NOT_SUPPORTED, which means no.
+func migEnabled(h nvml.Device) (bool, error) {
+	current, _, ret := h.GetMigMode()
+	if err := optional("GetMigMode", ret); err != nil {
+		return false, err
 	}
-	return used
+	return ret == nvml.SUCCESS && current == nvml.DEVICE_MIG_ENABLE, nil
 }
 
-// sortedProcesses turns a PID-to-MiB map into records ordered by PID.
-func sortedProcesses(index int, used map[int]uint64) []ProcessMemory {
-	out := make([]ProcessMemory, 0, len(used))
-	for pid, mib := range used {
-		out = append(out, ProcessMemory{PID: pid, DeviceIndex: index, UsedMiB: mib})
+// busID returns the PCI bus id NVML wrote, NUL-terminated, into p.
+func busID(p nvml.PciInfo) string {
+	b := make([]byte, 0, len(p.BusId))
+	for _, c := range p.BusId {
+		if c == 0 {
+			break
+		}
+		b = append(b, c)
 	}
-	slices.SortFunc(out, func(a, b ProcessMemory) int { return a.PID - b.PID })
-	return out
-}
-
-// processMiB converts a process's memory in bytes to MiB. NVML reports
-// NVML_VALUE_NOT_AVAILABLE (all bits set) when it cannot tell, for instance
-// inside some containers; that counts as 0.
-func processMiB(bytes uint64) uint64 {
-	if bytes == math.MaxUint64 {
-		return 0
-	}
-	return toMiB(bytes)
+	return string(b)
 }
 
 func toMiB(bytes uint64) uint64 { return bytes >> 20 }
 
-// optional accepts NOT_SUPPORTED as "nothing to report" (the zero value) and
-// turns every other failure into an error.
-func optional(index int, op string, ret nvml.Return) error {
-	if ret == nvml.SUCCESS || ret == nvml.ERROR_NOT_SUPPORTED {
+// notReported reports whether ret means "NVML will not tell": not supported
+// on this device, or not to this process.
+func notReported(ret nvml.Return) bool {
+	return ret == nvml.ERROR_NOT_SUPPORTED || ret == nvml.ERROR_NO_PERMISSION
+}
+
+// optional accepts NOT_SUPPORTED and NO_PERMISSION as "nothing to report"
+// and turns every other failure into an error.
+func optional(op string, ret nvml.Return) error {
+	if ret == nvml.SUCCESS || notReported(ret) {
 		return nil
 	}
-	return deviceError(index, op, ret)
+	return callError(op, ret)
 }
 
 func shutdown(lib nvml.Interface) error {
@@ -192,8 +222,10 @@ func shutdown(lib nvml.Interface) error {
 	return nil
 }
 
-func deviceError(index int, op string, ret nvml.Return) error {
-	return nvmlError(fmt.Sprintf("gpu %d: %s", index, op), ret)
+// callError is a failed NVML call on one device: the call and its return
+// code, as a down device's Err shows them.
+func callError(op string, ret nvml.Return) error {
+	return fmt.Errorf("%s: %w", op, ret)
 }
 
 func nvmlError(op string, ret nvml.Return) error {

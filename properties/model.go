@@ -187,3 +187,12 @@ func (m *Model) typedKeys() map[string]bool {
 	}
 	return typed
 }
+
+// IsSet reports whether key (in its serving.properties spelling) was set by
+// the model's file or by the environment, as opposed to holding its
+// default. DJL's memory rules tell "gpu.reserved_memory_mb not set" apart
+// from any value.
+func (m *Model) IsSet(key string) bool {
+	_, ok := m.at[key]
+	return ok
+}

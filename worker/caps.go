@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/switchyard/switchyard/api"
-	"github.com/switchyard/switchyard/gpu"
 	"github.com/switchyard/switchyard/properties"
 )
 
@@ -66,10 +65,10 @@ func resolveCaps(srv *properties.Server, h Host) Caps {
 	return c
 }
 
-// readHost reads the host's cores and memory; gpus is what NVML reported.
-// Memory it cannot read counts as unknown.
-func readHost(gpus int) Host {
-	total, _, err := gpu.HostMemory()
+// readHost reads the host's cores and memory (through hostMemory); gpus is
+// how many GPUs the server may use. Memory it cannot read counts as unknown.
+func readHost(gpus int, hostMemory func() (totalMiB, availableMiB uint64, err error)) Host {
+	total, _, err := hostMemory()
 	if err != nil {
 		total = 0
 	}

@@ -20,5 +20,9 @@
 // stderr lines at Warn. The last 50 stderr lines are kept for error messages.
 //
 // The model registry (worker groups per device, scaling) builds on Process in
-// this package as well.
+// this package as well. A GPU worker is pinned to one GPU or MIG device with
+// CUDA_VISIBLE_DEVICES=<its UUID> and told --device-id 0; workers on one GPU
+// start one at a time, each after a memory check (DJL's rules) on figures
+// read once the previous one has loaded. NVML is never called with a
+// model's lock held.
 package worker

@@ -25,8 +25,9 @@ import (
 )
 
 // gpuRegistry returns a registry whose GPUs are the fake lib's, with workers
-// running the real runtime under /usr/bin/python3.
-func gpuRegistry(t *testing.T, lib *gputest.Server) *Registry {
+// running the real runtime under /usr/bin/python3; change adjusts its
+// configuration before it is built.
+func gpuRegistry(t *testing.T, lib *gputest.Server, change ...func(*Config)) *Registry {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("integration test with Python")
@@ -46,7 +47,11 @@ func gpuRegistry(t *testing.T, lib *gputest.Server) *Registry {
 	srv.ModelStore = t.TempDir()
 	srv.AllowedModelRoots = []string{srv.ModelStore}
 	rt := unpackRuntime(t)
-	reg, err := NewRegistry(Config{Server: srv, Engine: rt.Engine, PythonPath: []string{rt.PythonPath}, GPU: info, Logger: log})
+	cfg := Config{Server: srv, Engine: rt.Engine, PythonPath: []string{rt.PythonPath}, GPU: info, Logger: log}
+	for _, c := range change {
+		c(&cfg)
+	}
+	reg, err := NewRegistry(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,8 +141,14 @@ func TestGPUWorkerEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := resp.Props["x-echo-device_id"]; got != "1" {
-		t.Errorf("device_id property = %q, want 1 (props %v)", got, resp.Props)
+	// The worker sees only gpu 1, pinned by its UUID, as its device 0.
+	if got := resp.Props["x-echo-device_id"]; got != "0" {
+		t.Errorf("device_id property = %q, want 0 (props %v)", got, resp.Props)
+	}
+	wp := readWorkerProc(t, pidOf(t, resp))
+	if wp.env["CUDA_VISIBLE_DEVICES"] != gputest.UUID(1) || wp.flag("--device-id") != "0" {
+		t.Errorf("worker env CUDA_VISIBLE_DEVICES=%q, --device-id %q; want %s and 0",
+			wp.env["CUDA_VISIBLE_DEVICES"], wp.flag("--device-id"), gputest.UUID(1))
 	}
 }
 
@@ -176,16 +187,13 @@ func TestGPUPlacementPicksRoom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := resp.Props["x-echo-device_id"]; got != "2" {
-		t.Errorf("worker on device %q, want 2: device 0 lacks room and device 1 is not allowed", got)
+	if got := readWorkerProc(t, pidOf(t, resp)).env["CUDA_VISIBLE_DEVICES"]; got != gputest.UUID(2) {
+		t.Errorf("worker on %q, want gpu 2 (%s): device 0 lacks room and device 1 is not allowed", got, gputest.UUID(2))
 	}
 }
 
 func TestWorkerEnv(t *testing.T) {
-	if got := workerEnv(-1); !slices.Equal(got, []string{"PYTHONUNBUFFERED=1"}) {
-		t.Errorf("cpu worker env = %v", got)
-	}
-	if got := workerEnv(3); !slices.Contains(got, "CUDA_DEVICE_ORDER=PCI_BUS_ID") {
-		t.Errorf("gpu worker env = %v, want CUDA_DEVICE_ORDER=PCI_BUS_ID so device ids match NVML's", got)
+	if got := workerEnv(); !slices.Equal(got, []string{"PYTHONUNBUFFERED=1"}) {
+		t.Errorf("worker env = %v", got)
 	}
 }

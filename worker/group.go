@@ -23,6 +23,7 @@ type group struct {
 	device   api.Device
 	min, max int
 	workers  []*run
+	down     string // why the last start found the group's GPU down; "" when it is up
 }
 
 // isGPU reports whether the group's workers run on a GPU.
@@ -77,18 +78,20 @@ func (g *group) remove(w *run) {
 	g.workers = slices.DeleteFunc(g.workers, func(x *run) bool { return x == w })
 }
 
-// figures are the per-process numbers a describe record shows.
-type figures struct {
-	gpuMiB map[int]int64 // by pid; nil when there is no GPU
-}
-
-// record builds the group's part of a describe record.
+// record builds the group's part of a describe record. A GPU that is down
+// shows why: as the figures have it, else as the last start found it.
 func (g *group) record(f figures) api.WorkerGroup {
 	g.m.mu.Lock()
-	min, max := g.min, g.max
+	min, max, down := g.min, g.max, g.down
 	workers := append([]*run(nil), g.workers...)
 	g.m.mu.Unlock()
 	rec := api.WorkerGroup{Device: g.device, MinWorkers: min, MaxWorkers: max, Workers: []api.WorkerRecord{}}
+	if g.isGPU() {
+		rec.DeviceError = f.deviceError(g.device.DeviceID)
+		if rec.DeviceError == "" {
+			rec.DeviceError = down
+		}
+	}
 	for _, w := range workers {
 		rec.Workers = append(rec.Workers, w.record(f))
 	}
@@ -106,9 +109,13 @@ func (w *run) record(f figures) api.WorkerRecord {
 	pid := w.proc.PID()
 	rec.PID, rec.Socket, rec.StartTime = pid, w.proc.Socket(), recordTime(w.proc.Started())
 	rec.RSSMiB = rssMiB(pid)
-	if f.gpuMiB != nil && w.g.isGPU() {
-		v := f.gpuMiB[pid]
-		rec.GPUMemoryMiB = &v
+	if f.gpu && w.g.isGPU() {
+		rec.VisibleDevices = w.unit
+		if mib, ok := f.workerMemory(w.unit, f.tree.of(pid)); ok {
+			rec.GPUMemoryMiB = &mib
+		} else {
+			rec.GPUMemoryUnknown = true
+		}
 	}
 	return rec
 }

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -9,8 +10,8 @@ import (
 	"github.com/switchyard/switchyard/gpu"
 )
 
-// deviceLocks makes GPU workers on one device start one at a time, so that
-// each start sees the memory the ones before it took.
+// deviceLocks makes workers on one device start one at a time, so that each
+// memory check sees the memory the ones before it took.
 type deviceLocks struct {
 	mu    sync.Mutex
 	locks map[int]chan struct{}
@@ -28,12 +29,14 @@ func (d *deviceLocks) get(id int) chan struct{} {
 	return d.locks[id]
 }
 
-// lockDevice waits for the device's start lock; CPU workers need none.
-func (r *Registry) lockDevice(ctx context.Context, dev api.Device) (func(), error) {
-	if dev.DeviceType != "gpu" {
+// lockDevice waits for the start lock of the group's device: a GPU's, or
+// for CPU workers that need host memory, the CPU's. Other CPU workers need
+// none.
+func (r *Registry) lockDevice(ctx context.Context, g *group) (func(), error) {
+	if !g.isGPU() && g.m.needs.hostRequired <= 0 {
 		return func() {}, nil
 	}
-	l := r.devices.get(dev.DeviceID)
+	l := r.devices.get(g.device.DeviceID)
 	select {
 	case l <- struct{}{}:
 		return func() { <-l }, nil
@@ -42,76 +45,190 @@ func (r *Registry) lockDevice(ctx context.Context, dev api.Device) (func(), erro
 	}
 }
 
-// checkMemory checks the host, and the group's GPU, before a worker starts.
-func (r *Registry) checkMemory(g *group) error {
-	cfg := g.m.cfg
-	if cfg.RequiredMemoryMB > 0 {
-		_, avail, err := gpu.HostMemory()
-		if err != nil {
-			return fmt.Errorf("worker: read host memory: %w", err)
-		}
-		if err := gpu.CheckHost(avail, cfg.RequiredMemoryMB, cfg.ReservedMemoryMB); err != nil {
-			return memoryError(err)
-		}
+// placeWorker checks the memory one worker of g needs, on figures read now,
+// and returns the GPU or MIG device it runs on ("" on the CPU). It runs with
+// the device's start lock held, so the figures include what the previous
+// worker took once it loaded.
+func (r *Registry) placeWorker(g *group) (string, error) {
+	if err := r.checkHost(g.m, 1); err != nil {
+		return "", err
 	}
-	if !g.isGPU() || cfg.GPURequiredMemoryMB <= 0 {
+	if !g.isGPU() {
+		return "", nil
+	}
+	devs, err := r.gpus.fresh()
+	if err != nil {
+		return "", fmt.Errorf("%w: gpu memory cannot be read: %w", api.ErrInsufficientMemory, err)
+	}
+	u, err := gpu.Place(devs, g.m.gpuRequest([]int{g.device.DeviceID}, g.m.placedUnits(devs)))
+	return u.UUID, memoryError(err)
+}
+
+// checkHost checks host memory for n workers of m: DJL's rule, applied to
+// GPU workers as well (a model loads through host memory), and even when
+// nothing is required: available - n × required must stay above reserved.
+func (r *Registry) checkHost(m *Model, n int) error {
+	_, avail, err := r.hostMemory()
+	if err != nil {
+		return fmt.Errorf("worker: read host memory: %w", err)
+	}
+	err = gpu.CheckHost(avail, int64(n)*m.needs.hostRequired, m.needs.hostReserved)
+	if err != nil && n > 1 {
+		err = fmt.Errorf("%d workers: %w", n, err)
+	}
+	return memoryError(err)
+}
+
+// hostMemory reads the host's memory through the configured reader.
+func (r *Registry) hostMemory() (totalMiB, availableMiB uint64, err error) {
+	if r.cfg.HostMemory != nil {
+		return r.cfg.HostMemory()
+	}
+	return gpu.HostMemory()
+}
+
+// precheck refuses (507) a request that would start more workers than
+// there is memory for: extra[g] new workers in each group, counted all
+// together against the host and, one after another, against each GPU. A
+// group on a GPU that is down is passed over, unless every GPU group is.
+func (r *Registry) precheck(m *Model, extra map[*group]int) error {
+	total := 0
+	for _, n := range extra {
+		total += n
+	}
+	if total == 0 {
 		return nil
 	}
-	devs, err := r.cfg.GPU.Devices()
-	if err != nil {
-		return fmt.Errorf("worker: read gpu memory: %w", err)
+	if err := r.checkHost(m, total); err != nil {
+		return err
 	}
-	_, err = gpu.Place(devs, gpu.Request{
-		Allowed:     []int{g.device.DeviceID},
-		RequiredMiB: cfg.GPURequiredMemoryMB,
-		ReservedMiB: cfg.GPUReservedMemoryMB,
-	})
-	return memoryError(err)
+	return r.precheckGPUs(m, extra)
+}
+
+// scalePrecheck refuses (507) a scale whose new minimum needs more workers
+// than there is memory for.
+func (r *Registry) scalePrecheck(m *Model, req api.ScaleRequest) error {
+	m.mu.Lock()
+	extra := map[*group]int{}
+	for _, g := range m.groups {
+		lo, _ := scaledCounts(g.min, g.max, req)
+		if n := lo - g.active(); n > 0 {
+			extra[g] = n
+		}
+	}
+	m.mu.Unlock()
+	return r.precheck(m, extra)
+}
+
+// precheckGPUs is precheck's GPU part.
+func (r *Registry) precheckGPUs(m *Model, extra map[*group]int) error {
+	var devs []gpu.Device
+	var downErr error
+	checked := 0
+	for g, n := range extra {
+		if !g.isGPU() || n == 0 {
+			continue
+		}
+		if devs == nil {
+			var err error
+			if devs, err = r.gpus.fresh(); err != nil {
+				return fmt.Errorf("%w: gpu memory cannot be read: %w", api.ErrInsufficientMemory, err)
+			}
+		}
+		_, err := gpu.PlaceAll(devs, m.gpuRequest([]int{g.device.DeviceID}, nil), n)
+		switch {
+		case errors.Is(err, gpu.ErrDeviceDown):
+			downErr = err
+		case err != nil:
+			return memoryError(err)
+		default:
+			checked++
+		}
+	}
+	if checked == 0 && downErr != nil {
+		return memoryError(downErr)
+	}
+	return nil
 }
 
 // memoryError makes a gpu package memory error an api one (507).
 func memoryError(err error) error {
-	if err == nil {
-		return nil
+	if err == nil || errors.Is(err, api.ErrInsufficientMemory) {
+		return err
 	}
 	return fmt.Errorf("%w: %w", api.ErrInsufficientMemory, err)
 }
 
-// placeTemporary chooses the group for a new temporary GPU worker: the device
-// with room and the fewest of the model's workers, then the most free memory.
-// Groups that are full or on the CPU are passed over; nil means none fits.
-func (r *Registry) placeTemporary(m *Model, candidates []*group) (*group, error) {
-	var gpuGroups []*group
-	placed := map[int]int{}
-	for _, g := range candidates {
-		if g.isGPU() {
-			gpuGroups = append(gpuGroups, g)
-			placed[g.device.DeviceID] = g.active()
+// gpuRequest is a placement request for one worker of m on the allowed
+// GPUs.
+func (m *Model) gpuRequest(allowed []int, placed map[string]int) gpu.Request {
+	return gpu.Request{Allowed: allowed, RequiredMiB: m.needs.gpuRequired, ReservedMiB: m.needs.gpuReserved, Placed: placed}
+}
+
+// placedUnits counts the model's active GPU workers per GPU or MIG device:
+// where a worker runs, or for one still choosing, its GPU when the GPU is
+// not in MIG mode.
+func (m *Model) placedUnits(devs []gpu.Device) map[string]int {
+	uuids := map[int]string{}
+	for _, d := range devs {
+		if !d.MIG {
+			uuids[d.Index] = d.UUID
 		}
 	}
-	if len(gpuGroups) == 0 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	placed := map[string]int{}
+	for _, g := range m.groups {
+		if !g.isGPU() {
+			continue
+		}
+		for _, w := range g.workers {
+			if w.stopping() {
+				continue
+			}
+			if u := w.getUnit(); u != "" {
+				placed[u]++
+			} else if uuids[g.device.DeviceID] != "" {
+				placed[uuids[g.device.DeviceID]]++
+			}
+		}
+	}
+	return placed
+}
+
+// placeTemporary chooses the group for a new temporary GPU worker: the GPU
+// or MIG device with room and the fewest of the model's workers, then the
+// most free memory. Groups on the CPU are taken only when no GPU group is
+// a candidate; nil means none fits. It reads device figures that may be
+// deviceCacheTTL old and must not run with m.mu held.
+func (r *Registry) placeTemporary(m *Model, candidates []*group) (*group, error) {
+	var allowed []int
+	for _, g := range candidates {
+		if g.isGPU() {
+			allowed = append(allowed, g.device.DeviceID)
+		}
+	}
+	if len(allowed) == 0 {
 		if len(candidates) > 0 {
 			return candidates[0], nil
 		}
 		return nil, nil
 	}
-	devs, err := r.cfg.GPU.Devices()
+	devs, err := r.gpus.cached()
 	if err != nil {
 		return nil, err
 	}
-	allowed := make([]int, len(gpuGroups))
-	for i, g := range gpuGroups {
-		allowed[i] = g.device.DeviceID
-	}
-	id, err := gpu.Place(devs, gpu.Request{Allowed: allowed, RequiredMiB: m.cfg.GPURequiredMemoryMB,
-		ReservedMiB: m.cfg.GPUReservedMemoryMB, Placed: placed})
+	u, err := gpu.Place(devs, m.gpuRequest(allowed, m.placedUnits(devs)))
 	if err != nil {
 		return nil, memoryError(err)
 	}
-	for _, g := range gpuGroups {
-		if g.device.DeviceID == id {
+	for _, g := range candidates {
+		if g.isGPU() && g.device.DeviceID == u.Device {
 			return g, nil
 		}
 	}
 	return nil, nil
 }
+
+// isDeviceDown reports whether err means the worker's GPU is down.
+func isDeviceDown(err error) bool { return errors.Is(err, gpu.ErrDeviceDown) }

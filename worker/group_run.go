@@ -29,6 +29,7 @@ type run struct {
 	temporary  bool // released after max_idle_time without work; not restarted
 	state      string
 	proc       *Process
+	unit       string // the GPU or MIG device UUID the process runs on; "" on the CPU
 	began      time.Time
 	lastActive time.Time
 	quitting   bool
@@ -95,6 +96,12 @@ func (w *run) stop() {
 	w.cancel()
 }
 
+func (w *run) getUnit() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.unit
+}
+
 func (w *run) setProc(p *Process) {
 	w.mu.Lock()
 	w.proc = p
@@ -134,10 +141,20 @@ func (w *run) loop() {
 
 // startFailed handles a failed start and reports whether the loop ends. A
 // temporary worker that finds no memory just goes: that is no fault of the
-// model.
+// model. Nor is a GPU that is down: a permanent worker waits for it with
+// backoff, and its group does not count toward the model's health meanwhile.
 func (w *run) startFailed(err error, b *backoff) bool {
 	if w.ctx.Err() != nil || w.isTemporary() && isMemoryError(err) {
 		return true
+	}
+	if isDeviceDown(err) {
+		if w.g.m.deviceDown(w.g, err) {
+			return true
+		}
+		d := b.next()
+		w.log().Warn("gpu down; worker waits", zap.Error(err), zap.Duration("backoff", d))
+		w.pause(d)
+		return false
 	}
 	if w.g.m.workerFailed(err, tailOf(err)) || w.isTemporary() {
 		return true
@@ -200,26 +217,32 @@ func (w *run) pause(d time.Duration) {
 	}
 }
 
-// start checks memory and starts one process for the worker.
+// start starts one process for the worker. Under its device's start lock,
+// it checks memory against figures read after the previous worker loaded,
+// picks the GPU or MIG device, and waits for the process to load.
 func (w *run) start() (*Process, error) {
 	w.setState(workerStarting)
 	reg := w.g.m.reg
-	if err := reg.checkMemory(w.g); err != nil {
-		return nil, err
-	}
-	unlock, err := reg.lockDevice(w.ctx, w.g.device)
+	unlock, err := reg.lockDevice(w.ctx, w.g)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	p, err := Start(w.ctx, reg.spec(w.g.m, w.g.device.DeviceID))
+	unit, err := reg.placeWorker(w.g)
+	if err != nil {
+		return nil, err
+	}
+	w.mu.Lock()
+	w.unit = unit
+	w.mu.Unlock()
+	p, err := Start(w.ctx, reg.spec(w.g.m, w.g.device, unit))
 	if err != nil {
 		return nil, err
 	}
 	w.mu.Lock()
 	w.proc, w.state, w.lastActive = p, workerReady, time.Now()
 	w.mu.Unlock()
-	w.g.m.workerReady(initProp(p, "rolling_batch"))
+	w.g.m.workerReady(w.g, initProp(p, "rolling_batch"))
 	return p, nil
 }
 

@@ -30,6 +30,8 @@ type Model struct {
 	url     string
 	cfg     *properties.Model
 	startup bool
+	needs   memoryNeeds // one worker's memory, by DJL's rules
+	blocked error       // why the model may never start (pinned to GPUs NVML cannot use)
 
 	ctx    context.Context // canceled when the model is removed
 	cancel context.CancelFunc
@@ -103,26 +105,67 @@ func (m *Model) status() string {
 	return api.StatusHealthy
 }
 
-// workerReady notes a worker that loaded: it ends a first load and resets the
-// failure count.
-func (m *Model) workerReady(rolling string) {
+// workerReady notes a worker of g that loaded: its device is up, it ends a
+// first load and resets the failure count.
+func (m *Model) workerReady(g *group, rolling string) {
 	m.setRolling(rolling)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	g.down = ""
 	if m.state == stateFailed || m.state == stateRemoved {
 		return
 	}
 	m.failures = 0
-	if m.state == stateLoading && m.minimumLiveLocked() {
-		m.state = stateReady
-	}
+	m.settleLoadLocked()
 	m.changedLocked()
 }
 
-// minimumLiveLocked reports whether every group has its minimum of live workers.
-func (m *Model) minimumLiveLocked() bool {
+// deviceDown notes that g's GPU is down, and reports whether the worker
+// must not wait for it: the model is gone or FAILED, or, during its first
+// load, every group's device is down, which fails the model (507).
+func (m *Model) deviceDown(g *group, err error) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g.down = err.Error()
+	defer m.changedLocked()
+	switch {
+	case m.state == stateRemoved || m.state == stateFailed:
+		return true
+	case m.state == stateLoading && m.allDownLocked():
+		m.failures++
+		m.lastErr = describeFailure(err, nil)
+		m.failLocked()
+		return true
+	}
+	m.settleLoadLocked()
+	return false
+}
+
+// settleLoadLocked ends a first load once every group has its minimum.
+func (m *Model) settleLoadLocked() {
+	if m.state == stateLoading && m.minimumLiveLocked() {
+		m.state = stateReady
+	}
+}
+
+// allDownLocked reports whether every group's GPU is down.
+func (m *Model) allDownLocked() bool {
 	for _, g := range m.groups {
-		if g.live() < g.minWorkers() {
+		if g.down == "" {
+			return false
+		}
+	}
+	return len(m.groups) > 0
+}
+
+// minimumLiveLocked reports whether every group has its minimum of live
+// workers. Groups whose GPU is down are passed over, unless all are.
+func (m *Model) minimumLiveLocked() bool {
+	if m.allDownLocked() {
+		return false
+	}
+	for _, g := range m.groups {
+		if g.down == "" && g.live() < g.minWorkers() {
 			return false
 		}
 	}

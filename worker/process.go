@@ -60,7 +60,8 @@ type Spec struct {
 	Engine         string          // engine script path (switchyard_engine.py, or DJL's djl_python_engine.py)
 	PythonPath     []string        // put first on PYTHONPATH; the model folder is appended, then the environment's PYTHONPATH
 	EntryPoint     string          // --entry-point when not empty
-	DeviceID       int             // -1 for CPU; >=0 sets CUDA_VISIBLE_DEVICES=<n>
+	DeviceID       int             // --device-id: -1 for CPU; 0 for a GPU worker pinned by VisibleDevices
+	VisibleDevices string          // CUDA_VISIBLE_DEVICES when not empty (a GPU or MIG device UUID)
 	LogLevel       string          // --log-level when not empty
 	SocketDir      string          // created 0700 if missing
 	Env            []string        // extra environment (KEY=VALUE), last, so it wins

@@ -132,8 +132,8 @@ func (p *Process) env() []string {
 		path = append(path, old)
 	}
 	env := append(os.Environ(), "PYTHONPATH="+strings.Join(path, string(os.PathListSeparator)))
-	if p.spec.DeviceID >= 0 {
-		env = append(env, "CUDA_VISIBLE_DEVICES="+strconv.Itoa(p.spec.DeviceID))
+	if p.spec.VisibleDevices != "" {
+		env = append(env, "CUDA_VISIBLE_DEVICES="+p.spec.VisibleDevices)
 	}
 	return append(env, p.spec.Env...)
 }

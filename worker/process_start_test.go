@@ -25,15 +25,16 @@ func TestCommandLine(t *testing.T) {
 		device   int
 		entry    string
 		level    string
-		wantCUDA string // "" means unset
+		wantCUDA string // Spec.VisibleDevices, and CUDA_VISIBLE_DEVICES wanted; "" means unset
 	}{
 		{name: "cpu with entry point and log level", device: -1, entry: "model.py", level: "debug"},
-		{name: "gpu 1 without options", device: 1, wantCUDA: "1"},
+		{name: "gpu pinned by uuid without options", device: 0, wantCUDA: "GPU-00000000-0000-4000-8000-000000000001"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, "EXTRA=1")
 			h.spec.DeviceID, h.spec.EntryPoint, h.spec.LogLevel = tt.device, tt.entry, tt.level
+			h.spec.VisibleDevices = tt.wantCUDA
 			h.spec.PythonPath = []string{"/rt/a", "/rt/b"}
 			rec := h.recordPath(t)
 			p := h.start(t)

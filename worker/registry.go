@@ -31,6 +31,10 @@ type Config struct {
 	Registerer prometheus.Registerer // queue and worker metrics go here
 	LogLevel   string                // the workers' --log-level
 	CacheDir   string                // models' pip requirements are installed below it
+	// HostMemory reads the host's total and available memory in MiB for
+	// the memory checks; nil means gpu.HostMemory (/proc/meminfo and the
+	// cgroup's limit).
+	HostMemory func() (totalMiB, availableMiB uint64, err error)
 }
 
 // Registry is the set of registered models: it ties each model's
@@ -45,17 +49,19 @@ type Registry struct {
 	devices deviceLocks
 	ids     atomic.Int64
 
+	gpus    *gpuView
 	budget  *budget
 	bg      sync.WaitGroup // asynchronous registrations
 	dropped droppedList    // registrations that failed and were removed
 
-	mu       sync.RWMutex
-	models   map[string]*Model
-	closed   bool
-	gpuCount int
+	mu     sync.RWMutex
+	models map[string]*Model
+	closed bool
 }
 
-// NewRegistry returns an empty registry.
+// NewRegistry returns an empty registry. It uses the GPUs of cfg.GPU that
+// cfg.Env's CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES allow; GPUs that
+// are down do not keep it from starting.
 func NewRegistry(cfg Config) (*Registry, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
@@ -65,13 +71,12 @@ func NewRegistry(cfg Config) (*Registry, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Registry{cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel, models: map[string]*Model{}}
-	devs, err := cfg.GPU.Devices()
-	if err != nil {
+	var err error
+	if r.gpus, err = newGPUView(cfg.GPU, cfg.Env.Lookup, cfg.Logger); err != nil {
 		cancel()
 		return nil, fmt.Errorf("worker: list gpus: %w", err)
 	}
-	r.gpuCount = len(devs)
-	r.budget = newBudget(resolveCaps(cfg.Server, readHost(r.gpuCount)))
+	r.budget = newBudget(resolveCaps(cfg.Server, readHost(len(r.gpus.ids), r.hostMemory)))
 	r.metrics, err = newMetrics(r, cfg.Registerer)
 	if err != nil {
 		cancel()
@@ -176,22 +181,9 @@ func (r *Registry) Health() map[string]api.ModelHealth {
 	return out
 }
 
-// figures reads the per-process GPU memory once for a describe record.
-func (r *Registry) figures() figures {
-	if r.gpuCount == 0 {
-		return figures{}
-	}
-	procs, err := r.cfg.GPU.Processes()
-	if err != nil {
-		r.log.Debug("gpu processes", zap.Error(err))
-		return figures{gpuMiB: map[int]int64{}}
-	}
-	f := figures{gpuMiB: map[int]int64{}}
-	for _, p := range procs {
-		f.gpuMiB[p.PID] += int64(p.UsedMiB)
-	}
-	return f
-}
+// figures reads the device figures and the per-process GPU memory once for
+// a describe record or a scrape.
+func (r *Registry) figures() figures { return r.gpus.figures() }
 
 // trackingID returns a request_tracking_id unique in this process.
 func (r *Registry) trackingID() string {
@@ -220,8 +212,14 @@ func msec(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 
 func sec(n int) time.Duration { return time.Duration(n) * time.Second }
 
-// spec is the command line and settings of one worker of m on device.
-func (r *Registry) spec(m *Model, device int) Spec {
+// spec is the command line and settings of one worker of m on device; a GPU
+// worker is pinned to unit, the UUID of its GPU or MIG device, and told
+// --device-id 0, the only device it sees.
+func (r *Registry) spec(m *Model, device api.Device, unit string) Spec {
+	id := -1
+	if device.DeviceType == "gpu" {
+		id = 0
+	}
 	return Spec{
 		Model:          m.name,
 		ModelDir:       m.cfg.Dir,
@@ -229,7 +227,8 @@ func (r *Registry) spec(m *Model, device int) Spec {
 		Engine:         r.cfg.Engine,
 		PythonPath:     append(slices.Clone(r.cfg.PythonPath), m.extraPath()...),
 		EntryPoint:     m.cfg.EntryPoint,
-		DeviceID:       device,
+		DeviceID:       id,
+		VisibleDevices: unit,
 		LogLevel:       r.cfg.LogLevel,
 		SocketDir:      r.cfg.Server.SocketDir,
 		InitProps:      initProps(m.cfg),
@@ -238,21 +237,13 @@ func (r *Registry) spec(m *Model, device int) Spec {
 		StopGrace:      r.stopGrace(),
 		MaxItem:        int(r.cfg.Server.MaxRequestSize),
 		Logger:         r.log,
-		Env:            workerEnv(device),
+		Env:            workerEnv(),
 	}
 }
 
-// workerEnv is the extra environment of a worker on device. CUDA numbers
-// GPUs fastest first unless told otherwise; NVML, whose indexes
-// load_on_devices and --device-id use, numbers them in PCI bus order.
-// PYTHONUNBUFFERED makes a handler's print() reach the log at once.
-func workerEnv(device int) []string {
-	env := []string{"PYTHONUNBUFFERED=1"}
-	if device >= 0 {
-		env = append(env, "CUDA_DEVICE_ORDER=PCI_BUS_ID")
-	}
-	return env
-}
+// workerEnv is the extra environment of every worker: PYTHONUNBUFFERED makes
+// a handler's print() reach the log at once.
+func workerEnv() []string { return []string{"PYTHONUNBUFFERED=1"} }
 
 // initProps converts the model's worker properties for the wire.
 func initProps(cfg *properties.Model) []batching.Prop {

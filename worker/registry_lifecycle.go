@@ -76,6 +76,9 @@ func (r *Registry) Scale(ctx context.Context, name string, req api.ScaleRequest)
 	if err != nil {
 		return err
 	}
+	if err := r.scalePrecheck(m, req); err != nil {
+		return err
+	}
 	if err := m.rescale(req); err != nil {
 		return err
 	}
@@ -93,6 +96,9 @@ func (m *Model) rescale(req api.ScaleRequest) error {
 	defer m.mu.Unlock()
 	if m.state == stateRemoved {
 		return fmt.Errorf("%w: %s", api.ErrModelNotFound, m.name)
+	}
+	if m.blocked != nil {
+		return m.blocked
 	}
 	if err := m.reg.budget.reserve(m, m.maxAfter(req), nil); err != nil {
 		return err

@@ -26,7 +26,8 @@ type metrics struct {
 
 	queueDepth, queueCap, dropped *prometheus.Desc
 	workers, workerRSS, workerGPU *prometheus.Desc
-	gpuUsed, gpuTotal, gpuUtil    *prometheus.Desc
+	gpuUp, gpuUsed, gpuTotal      *prometheus.Desc
+	gpuUtil, migUsed, migTotal    *prometheus.Desc
 }
 
 func newMetrics(r *Registry, reg prometheus.Registerer) (*metrics, error) {
@@ -48,10 +49,13 @@ func newMetrics(r *Registry, reg prometheus.Registerer) (*metrics, error) {
 		dropped:    prometheus.NewDesc("switchyard_queue_dropped_total", "Requests answered without reaching a worker, by reason.", []string{"model", "reason"}, nil),
 		workers:    prometheus.NewDesc("switchyard_worker_processes", "Worker processes by model, device and state.", []string{"model", "device", "state"}, nil),
 		workerRSS:  prometheus.NewDesc("switchyard_worker_rss_bytes", "Resident memory of a worker process.", []string{"model", "worker"}, nil),
-		workerGPU:  prometheus.NewDesc("switchyard_worker_gpu_memory_bytes", "GPU memory used by a worker process (NVML).", []string{"model", "worker", "device"}, nil),
+		workerGPU:  prometheus.NewDesc("switchyard_worker_gpu_memory_bytes", "GPU memory used by a worker process and its children (NVML); no sample when NVML cannot tell.", []string{"model", "worker", "device"}, nil),
+		gpuUp:      prometheus.NewDesc("switchyard_gpu_up", "1 when NVML can use the GPU, 0 when it is down.", []string{"device"}, nil),
 		gpuUsed:    prometheus.NewDesc("switchyard_gpu_memory_used_bytes", "Memory used on a GPU.", []string{"device"}, nil),
 		gpuTotal:   prometheus.NewDesc("switchyard_gpu_memory_total_bytes", "Memory of a GPU.", []string{"device"}, nil),
 		gpuUtil:    prometheus.NewDesc("switchyard_gpu_utilization_ratio", "GPU utilization, 0 to 1.", []string{"device"}, nil),
+		migUsed:    prometheus.NewDesc("switchyard_gpu_mig_memory_used_bytes", "Memory used on a MIG device of a GPU in MIG mode.", []string{"device", "mig"}, nil),
+		migTotal:   prometheus.NewDesc("switchyard_gpu_mig_memory_total_bytes", "Memory of a MIG device of a GPU in MIG mode.", []string{"device", "mig"}, nil),
 	}
 	if reg == nil {
 		return m, nil
@@ -86,18 +90,20 @@ func (m *metrics) forget(model string) {
 
 // Describe sends the descriptors of the series read at scrape time.
 func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{m.queueDepth, m.queueCap, m.dropped, m.workers, m.workerRSS, m.workerGPU, m.gpuUsed, m.gpuTotal, m.gpuUtil} {
+	for _, d := range []*prometheus.Desc{m.queueDepth, m.queueCap, m.dropped, m.workers, m.workerRSS, m.workerGPU,
+		m.gpuUp, m.gpuUsed, m.gpuTotal, m.gpuUtil, m.migUsed, m.migTotal} {
 		ch <- d
 	}
 }
 
-// Collect reads queues, workers and devices now.
+// Collect reads queues, workers and devices now: NVML's devices and
+// process listings once for the whole scrape.
 func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	f := m.r.figures()
 	for _, model := range m.r.snapshot() {
 		m.collectModel(ch, model, f)
 	}
-	m.collectDevices(ch)
+	m.collectDevices(ch, f)
 }
 
 func (m *metrics) collectModel(ch chan<- prometheus.Metric, model *Model, f figures) {
@@ -127,20 +133,39 @@ func (m *metrics) collectModel(ch chan<- prometheus.Metric, model *Model, f figu
 	}
 }
 
-func (m *metrics) collectDevices(ch chan<- prometheus.Metric) {
-	if m.r.gpuCount == 0 {
-		return
+// collectDevices sends each visible GPU's state and figures.
+func (m *metrics) collectDevices(ch chan<- prometheus.Metric, f figures) {
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
-	devs, err := m.r.cfg.GPU.Devices()
-	if err != nil {
-		return
+	for _, id := range m.r.gpus.ids {
+		d, ok := f.devices[id]
+		if !ok {
+			continue
+		}
+		dev := deviceLabel("gpu", id)
+		gauge(m.gpuUp, boolValue(d.Up()), dev)
+		if d.Memory != nil {
+			gauge(m.gpuUsed, float64(d.Memory.UsedMiB*mib), dev)
+			gauge(m.gpuTotal, float64(d.Memory.TotalMiB*mib), dev)
+		}
+		if d.UtilizationPercent != nil {
+			gauge(m.gpuUtil, float64(*d.UtilizationPercent)/100, dev)
+		}
+		for _, s := range d.Slices {
+			if s.Err == "" {
+				gauge(m.migUsed, float64(s.Memory.UsedMiB*mib), dev, s.UUID)
+				gauge(m.migTotal, float64(s.Memory.TotalMiB*mib), dev, s.UUID)
+			}
+		}
 	}
-	for _, d := range devs {
-		dev := deviceLabel("gpu", d.Index)
-		ch <- prometheus.MustNewConstMetric(m.gpuUsed, prometheus.GaugeValue, float64(d.UsedMiB*mib), dev)
-		ch <- prometheus.MustNewConstMetric(m.gpuTotal, prometheus.GaugeValue, float64(d.TotalMiB*mib), dev)
-		ch <- prometheus.MustNewConstMetric(m.gpuUtil, prometheus.GaugeValue, float64(d.UtilizationPercent)/100, dev)
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
 	}
+	return 0
 }
 
 func deviceLabel(kind string, id int) string {

@@ -66,7 +66,7 @@ func (r *Registry) Register(ctx context.Context, req api.RegisterRequest) (api.M
 // settle installs the model's requirements, starts its workers and waits
 // for its first load. A model that does not load is dropped.
 func (r *Registry) settle(ctx context.Context, m *Model) error {
-	m.launch(m.prepareDeps())
+	m.launch(m.prepareLaunch())
 	err := m.waitSettled(ctx)
 	if err != nil {
 		r.drop(m, err)
@@ -113,7 +113,7 @@ func (r *Registry) LoadStartup(refs []properties.ModelRef) error {
 			r.log.Error("model not loaded", zap.String("url", req.URL), zap.Error(err))
 			continue
 		}
-		m.launch(m.prepareDeps())
+		m.launch(m.prepareLaunch())
 	}
 	return nil
 }
@@ -178,14 +178,43 @@ func (r *Registry) prepare(req api.RegisterRequest, startup bool) (*Model, error
 		return nil, err
 	}
 	m := newModel(r, name, dir, cfg, startup)
-	m.groups = r.groupsFor(m)
-	if len(m.groups) == 0 {
-		return nil, fmt.Errorf("%w: model %s: load_on_devices names no device this host has", api.ErrBadRequest, name)
+	m.needs = needsOf(cfg, r.cfg.Env)
+	if m.blocked = r.gpuRefusal(cfg); m.blocked != nil {
+		if !startup {
+			return nil, m.blocked // refused at once; a startup model shows it as FAILED
+		}
+		return m, nil
+	}
+	if m.groups, err = r.groupsFor(m); err != nil {
+		return nil, err
 	}
 	if err := r.budget.fits(m, sumMax(m.groups)); err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// gpuRefusal refuses a model pinned to GPUs (load_on_devices with ids, or a
+// gpu.* key) on a host whose NVML library is installed but fails: it must
+// not quietly run on the CPU instead.
+func (r *Registry) gpuRefusal(cfg *properties.Model) error {
+	nvmlErr := r.cfg.GPU.Err()
+	if nvmlErr == nil {
+		return nil
+	}
+	why := ""
+	if cfg.LoadOnDevices != nil {
+		why = "load_on_devices names GPUs"
+	}
+	for _, key := range []string{"gpu.minWorkers", "gpu.maxWorkers", "gpu.required_memory_mb", "gpu.reserved_memory_mb"} {
+		if why == "" && cfg.IsSet(key) {
+			why = key + " is set"
+		}
+	}
+	if why == "" {
+		return nil
+	}
+	return fmt.Errorf("%w: model %s is pinned to GPUs (%s), but NVML failed: %w", api.ErrModelFailed, cfg.Name, why, nvmlErr)
 }
 
 // resolveURL turns a register url into a model folder inside the allowed
@@ -264,28 +293,34 @@ func applyOverrides(cfg *properties.Model, req api.RegisterRequest) error {
 	return nil
 }
 
-// groupsFor builds a model's worker groups: one per allowed GPU, and a CPU
-// group when the host has no GPU or the model asks for CPU workers.
-func (r *Registry) groupsFor(m *Model) []*group {
+// groupsFor builds a model's worker groups: one per allowed GPU the server
+// may use (down or not), and a CPU group when the server has no GPU or the
+// model asks for CPU workers. A load_on_devices id the server may not use is
+// a bad request.
+func (r *Registry) groupsFor(m *Model) ([]*group, error) {
 	var gs []*group
-	if r.gpuCount > 0 {
-		lo, hi := m.cfg.GPUWorkers()
+	if r.gpus.hasGPU() {
 		for _, id := range m.cfg.LoadOnDevices {
-			if id >= r.gpuCount {
-				return nil
+			if !r.gpus.visibleID(id) {
+				return nil, fmt.Errorf("%w: model %s: load_on_devices names gpu %d; the server may use %s",
+					api.ErrBadRequest, m.name, id, r.gpus.describeIDs())
 			}
 		}
-		for id := range r.gpuCount {
+		lo, hi := m.cfg.GPUWorkers()
+		for _, id := range r.gpus.ids {
 			if m.cfg.LoadOnDevices == nil || containsInt(m.cfg.LoadOnDevices, id) {
 				gs = append(gs, &group{m: m, device: api.Device{DeviceType: "gpu", DeviceID: id}, min: lo, max: hi})
 			}
 		}
 	}
-	if r.gpuCount == 0 || m.cfg.WantsCPUGroup() {
+	if !r.gpus.hasGPU() || m.cfg.WantsCPUGroup() {
 		lo, hi := m.cfg.CPUWorkers()
 		gs = append(gs, &group{m: m, device: api.Device{DeviceType: "cpu", DeviceID: -1}, min: lo, max: hi})
 	}
-	return gs
+	if len(gs) == 0 {
+		return nil, fmt.Errorf("%w: model %s: load_on_devices names no device this host has", api.ErrBadRequest, m.name)
+	}
+	return gs, nil
 }
 
 func containsInt(xs []int, x int) bool {
@@ -353,28 +388,33 @@ func (r *Registry) swapIn(m *Model) (*Model, error) {
 	return old, nil
 }
 
-// memoryPrecheck refuses a model whose first worker has no room anywhere
+// memoryPrecheck refuses a model whose minimum workers do not all fit
 // (507) before anything starts. Models loaded at startup skip it: they
-// become FAILED with the same message instead.
+// become FAILED with the same message instead, once a worker finds no room.
 func (r *Registry) memoryPrecheck(m *Model) error {
-	if m.startup {
+	if m.startup || m.blocked != nil {
 		return nil
 	}
+	extra := map[*group]int{}
 	for _, g := range m.groups {
-		if g.min == 0 {
-			continue
-		}
-		if err := r.checkMemory(g); err != nil {
-			return err
-		}
+		extra[g] = g.min
 	}
-	return nil
+	return r.precheck(m, extra)
+}
+
+// prepareLaunch is why the model cannot start (pinned to GPUs NVML cannot
+// use), else the result of installing its requirements.
+func (m *Model) prepareLaunch() error {
+	if m.blocked != nil {
+		return m.blocked
+	}
+	return m.prepareDeps()
 }
 
 // launch starts the model's workers and its scaler, or marks it FAILED
-// when its requirements did not install. The scaler runs either way, since
-// a scale may revive a FAILED model. A model removed meanwhile starts
-// nothing.
+// when its requirements did not install or it cannot start. The scaler runs
+// either way, since a scale may revive a FAILED model. A model removed
+// meanwhile starts nothing.
 func (m *Model) launch(depsErr error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

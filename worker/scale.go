@@ -32,23 +32,12 @@ func (m *Model) scaler() {
 }
 
 // grow starts the missing permanent workers, or else at most one
-// temporary worker when batching.ScaleUp says so.
+// temporary worker when batching.ScaleUp says so. Placing a temporary GPU
+// worker reads device figures, which happens without the model's lock:
+// /ping and every submit wait on that lock, and NVML can block for seconds
+// on a failing GPU.
 func (m *Model) grow() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.state == stateFailed || m.state == stateRemoved {
-		return
-	}
-	for _, g := range m.groups {
-		if g.permanent() < g.min {
-			m.fillLocked()
-			return
-		}
-	}
-	if m.state != stateReady || m.anyStartingLocked() {
-		return
-	}
-	room := m.roomLocked()
+	room := m.growLocked()
 	if room == nil {
 		return
 	}
@@ -57,7 +46,38 @@ func (m *Model) grow() {
 		m.reg.log.Debug("no room for a temporary worker", zap.String("model", m.name), zap.Error(err))
 		return
 	}
-	m.startLocked(g, true)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if slices.Contains(m.temporaryRoomLocked(), g) {
+		m.startLocked(g, true)
+	}
+}
+
+// growLocked starts the missing permanent workers, if any, and otherwise
+// returns the groups that may take a temporary worker (nil for none).
+func (m *Model) growLocked() []*group {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state == stateFailed || m.state == stateRemoved {
+		return nil
+	}
+	for _, g := range m.groups {
+		if g.permanent() < g.min {
+			m.fillLocked()
+			return nil
+		}
+	}
+	return m.temporaryRoomLocked()
+}
+
+// temporaryRoomLocked returns the groups that may take a temporary worker
+// now: the model is ready, no worker is starting, and the queue asks for
+// one.
+func (m *Model) temporaryRoomLocked() []*group {
+	if m.state != stateReady || m.anyStartingLocked() {
+		return nil
+	}
+	return m.roomLocked()
 }
 
 // roomLocked returns the groups that may take a temporary worker when

@@ -1,14 +1,21 @@
 // Command nvmlcheck prints what switchyard's gpu package sees on this host:
-// each GPU with its memory and utilisation, the GPU memory of each process,
-// and the host memory. It is a check of the real NVML path to run by hand on
-// a GPU host; on a host without the NVIDIA driver it reports no GPU.
+// each GPU with its PCI bus id, MIG mode and MIG devices, memory (reserved
+// memory included) and utilisation, or why it is down; which devices
+// CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES leave to the server; the
+// GPU memory of each process, and whether NVML's PIDs exist in this PID
+// namespace; and the host memory (cgroup limit applied). It is a check of
+// the real NVML path to run by hand on a GPU host; on a host without the
+// NVIDIA driver it reports no GPU.
 //
 // Usage:
 //
 //	nvmlcheck [-json]
 //
-// The exit status is 0 on success, 1 when NVML or /proc/meminfo could not be
-// read, and 2 for a bad flag.
+// The exit status is 0 when everything could be read (or the host has no
+// NVIDIA library); 1 when the library is installed but NVML fails (the
+// driver is not loaded, NVML answers ERROR_UNKNOWN), when a device is down,
+// or when the host memory could not be read; and 2 for a bad flag. The
+// report is printed in every case but the first.
 package main
 
 import (
@@ -18,7 +25,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"text/tabwriter"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -29,6 +35,7 @@ import (
 func main() {
 	os.Exit(run(os.Args[1:], env{
 		stdout: os.Stdout, stderr: os.Stderr, open: gpu.New, hostMemory: gpu.HostMemory,
+		lookupEnv: os.LookupEnv, pidExists: gpu.PIDExists,
 	}))
 }
 
@@ -37,13 +44,40 @@ type env struct {
 	stdout, stderr io.Writer
 	open           func(*zap.Logger) gpu.Info
 	hostMemory     func() (totalMiB, availableMiB uint64, err error)
+	lookupEnv      func(string) (string, bool)
+	pidExists      func(int) bool
 }
+
+// errDevicesDown is the error of a report with devices that are down.
+var errDevicesDown = errors.New("a device is down")
 
 // report is everything nvmlcheck prints.
 type report struct {
-	Devices   []gpu.Device        `json:"devices"`
-	Processes []gpu.ProcessMemory `json:"processes"`
-	Host      hostMemory          `json:"host"`
+	Devices    []gpu.Device `json:"devices"`
+	Processes  []listing    `json:"processes"`
+	Visibility visibility   `json:"visibility"`
+	Host       hostMemory   `json:"host"`
+}
+
+// listing is a gpu.Listing whose processes say whether their PID exists
+// here.
+type listing struct {
+	DeviceIndex int       `json:"deviceIndex"`
+	UUID        string    `json:"uuid"`
+	Processes   []process `json:"processes"`
+	Err         string    `json:"error,omitempty"`
+}
+
+type process struct {
+	gpu.ProcessMemory
+	InProc bool `json:"inProc"` // /proc/<pid> exists in this PID namespace
+}
+
+// visibility is what the visibility variables say.
+type visibility struct {
+	CUDAVisibleDevices   *string `json:"cudaVisibleDevices"`
+	NVIDIAVisibleDevices *string `json:"nvidiaVisibleDevices"`
+	Visible              []int   `json:"visible"` // the devices they leave
 }
 
 // hostMemory is the host's memory in MiB.
@@ -61,9 +95,9 @@ func run(args []string, e env) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	rep, err := gather(e)
-	if err == nil {
-		err = write(e.stdout, rep, *asJSON)
+	rep, complete, err := gather(e)
+	if complete {
+		err = errors.Join(err, write(e.stdout, rep, *asJSON))
 	}
 	if err != nil {
 		fmt.Fprintln(e.stderr, "nvmlcheck:", err)
@@ -73,19 +107,66 @@ func run(args []string, e env) int {
 }
 
 // gather opens the gpu Info, reads everything from it and closes it.
-func gather(e env) (rep report, err error) {
+// complete is false when there is nothing to print (NVML is broken).
+func gather(e env) (rep report, complete bool, err error) {
 	info := e.open(newLogger(e.stderr))
 	defer func() { err = errors.Join(err, info.Close()) }()
+	if err := info.Err(); err != nil {
+		return rep, false, err
+	}
 	if rep.Devices, err = info.Devices(); err != nil {
-		return rep, err
+		return rep, false, err
 	}
-	if rep.Processes, err = info.Processes(); err != nil {
-		return rep, err
+	listings, err := info.Processes()
+	if err != nil {
+		return rep, false, err
 	}
-	rep.Host.TotalMiB, rep.Host.AvailableMiB, err = e.hostMemory()
+	rep.Processes = withInProc(listings, e.pidExists)
+	rep.Visibility = visibilityOf(rep.Devices, e.lookupEnv)
+	var errs []error
+	if n := downCount(rep.Devices); n > 0 {
+		errs = append(errs, fmt.Errorf("%w: %d of %d devices", errDevicesDown, n, len(rep.Devices)))
+	}
+	var hostErr error
+	rep.Host.TotalMiB, rep.Host.AvailableMiB, hostErr = e.hostMemory()
 	rep.Devices = orEmpty(rep.Devices)
-	rep.Processes = orEmpty(rep.Processes)
-	return rep, err
+	return rep, true, errors.Join(append(errs, hostErr)...)
+}
+
+// withInProc adds to each process whether its PID exists here.
+func withInProc(ls []gpu.Listing, exists func(int) bool) []listing {
+	out := []listing{}
+	for _, l := range ls {
+		nl := listing{DeviceIndex: l.DeviceIndex, UUID: l.UUID, Err: l.Err, Processes: []process{}}
+		for _, p := range l.Processes {
+			nl.Processes = append(nl.Processes, process{ProcessMemory: p, InProc: exists(p.PID)})
+		}
+		out = append(out, nl)
+	}
+	return out
+}
+
+// visibilityOf reads the visibility variables and the devices they leave.
+func visibilityOf(devs []gpu.Device, lookup func(string) (string, bool)) visibility {
+	var v visibility
+	if s, ok := lookup(gpu.CUDAVisibleDevices); ok {
+		v.CUDAVisibleDevices = &s
+	}
+	if s, ok := lookup(gpu.NVIDIAVisibleDevices); ok {
+		v.NVIDIAVisibleDevices = &s
+	}
+	v.Visible = orEmpty(gpu.NewVisibility(lookup).Indexes(devs))
+	return v
+}
+
+func downCount(devs []gpu.Device) int {
+	n := 0
+	for _, d := range devs {
+		if !d.Up() {
+			n++
+		}
+	}
+	return n
 }
 
 // orEmpty makes JSON print [] instead of null for an empty list.
@@ -110,26 +191,4 @@ func write(w io.Writer, rep report, asJSON bool) error {
 		return enc.Encode(rep)
 	}
 	return printTable(w, rep)
-}
-
-// printTable prints the report as aligned columns.
-func printTable(w io.Writer, rep report) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	if len(rep.Devices) == 0 {
-		fmt.Fprintln(tw, "no NVIDIA GPU found: CPU only")
-	} else {
-		fmt.Fprintln(tw, "GPU\tNAME\tUUID\tTOTAL MiB\tUSED MiB\tFREE MiB\tUTIL %")
-	}
-	for _, d := range rep.Devices {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%d\t%d\n",
-			d.Index, d.Name, d.UUID, d.TotalMiB, d.UsedMiB, d.FreeMiB, d.UtilizationPercent)
-	}
-	if len(rep.Processes) > 0 {
-		fmt.Fprintln(tw, "\nGPU\tPID\tUSED MiB")
-	}
-	for _, p := range rep.Processes {
-		fmt.Fprintf(tw, "%d\t%d\t%d\n", p.DeviceIndex, p.PID, p.UsedMiB)
-	}
-	fmt.Fprintf(tw, "\nhost memory: %d MiB total, %d MiB available\n", rep.Host.TotalMiB, rep.Host.AvailableMiB)
-	return tw.Flush()
 }

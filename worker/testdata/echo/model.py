@@ -4,7 +4,8 @@ A request comes back with its body and every property as x-echo-<name>. The
 property "action" picks a failure instead: bad (ValueError), oom
 (MemoryError), none (returns None), hang (sleeps), exit (kills the process).
 A dynamic batch is answered per request, and each answer says how many
-requests the batch held (x-batch-size).
+requests the batch held (x-batch-size). Every answer names the worker's
+process (x-pid).
 """
 
 import os
@@ -31,6 +32,7 @@ def handle(inputs: Input):
     out = Output()
     for key, value in inputs.get_properties().items():
         out.add_property("x-echo-" + key, value)
+    out.add_property("x-pid", str(os.getpid()))
     return out.add(inputs.get_as_bytes())
 
 
