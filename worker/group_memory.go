@@ -125,7 +125,8 @@ func (r *Registry) precheckGPUs(m *Model, extra map[*group]int) error {
 	var devs []gpu.Device
 	var downErr error
 	checked := 0
-	for g, n := range extra {
+	for _, g := range m.groups { // in order, so that the first error is always the same
+		n := extra[g]
 		if !g.isGPU() || n == 0 {
 			continue
 		}
