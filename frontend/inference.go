@@ -33,6 +33,7 @@ func (s *Server) serveInference(ctx *fasthttp.RequestCtx, r route, a pathArgs, i
 func (s *Server) infer(ctx *fasthttp.RequestCtx, r route, a pathArgs, id string) (label string, streaming bool, err error) {
 	var sel selectors
 	in := buildInput(ctx, id, &sel)
+	defer func() { s.reclaim.note(len(sel.body) + answerSize(ctx)) }()
 	sh := shape{chat: r == routeChat, sse: acceptsEventStream(sel.accept), id: id, created: ctx.Time().Unix()}
 	model, err := s.pickModel(ctx, r, a, &sel, &sh)
 	if err != nil {
@@ -58,6 +59,15 @@ func (s *Server) infer(ctx *fasthttp.RequestCtx, r route, a pathArgs, id string)
 		cancel(nil)
 	}
 	return model, streaming, err
+}
+
+// answerSize is the size of a whole answer's body; a streamed one counts
+// as 0.
+func answerSize(ctx *fasthttp.RequestCtx) int {
+	if ctx.Response.IsBodyStream() {
+		return 0
+	}
+	return len(ctx.Response.Body())
 }
 
 // knownModel is the metrics label after a failed Submit: names the
@@ -198,10 +208,12 @@ func requestDeadline(v []byte, now time.Time) (time.Time, error) {
 }
 
 // selectors are the request headers that choose the model, the deadline
-// and the answer's framing, noted while buildInput copies the headers. They
-// point into fasthttp's buffers and are valid only while the handler runs.
+// and the answer's framing, noted while buildInput copies the headers, and
+// the body. The headers point into fasthttp's buffers and are valid only
+// while the handler runs; the body is the job's own.
 type selectors struct {
 	sagemaker, target, model, timeout, accept []byte
+	body                                      []byte
 }
 
 // note keeps the first value of each selecting header.
@@ -226,7 +238,7 @@ func (sel *selectors) note(key string, v []byte) {
 	}
 }
 
-// buildInput copies the request out of fasthttp's buffers: every header as
+// buildInput takes the request out of fasthttp's buffers: every header as
 // a property with a lower-case name, request_id, the body as "data" and
 // each query parameter as one more content item.
 func buildInput(ctx *fasthttp.RequestCtx, id string, sel *selectors) batching.Input {
@@ -240,11 +252,20 @@ func buildInput(ctx *fasthttp.RequestCtx, id string, sel *selectors) batching.In
 	props = append(props, batching.Prop{Key: "request_id", Value: id})
 	args := ctx.QueryArgs()
 	content := make([]batching.Item, 0, 1+args.Len())
-	content = append(content, batching.Item{Key: "data", Value: bytes.Clone(ctx.PostBody())})
+	sel.body = takeBody(&ctx.Request)
+	content = append(content, batching.Item{Key: "data", Value: sel.body})
 	for k, v := range args.All() {
 		content = append(content, batching.Item{Key: string(k), Value: bytes.Clone(v)})
 	}
 	return batching.Input{Props: props, Content: content}
+}
+
+// takeBody takes the body out of req without copying it: from now on the
+// bytes belong to the job, and the connection's request keeps no buffer
+// of a large body for its next request (fasthttp reuses a connection's
+// buffers, and would hold the largest body it ever read).
+func takeBody(req *fasthttp.Request) []byte {
+	return req.SwapBody(nil)
 }
 
 // lowerKey returns k in lower case as a new string; the most common header

@@ -62,9 +62,10 @@ func TestJobInput(t *testing.T) {
 	}
 }
 
-// TestBodyCopied checks that the job's bytes survive the connection's next
-// request, which reuses fasthttp's buffers.
-func TestBodyCopied(t *testing.T) {
+// TestBodyKept checks that the job's bytes, taken out of fasthttp's
+// request, survive the connection's next request, which reuses the
+// request's buffers.
+func TestBodyKept(t *testing.T) {
 	f := newFake("m")
 	jobs := capture(f)
 	ts := startServer(t, f)

@@ -71,7 +71,7 @@ func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null
 // it names a registered model; clients often send a hub id there instead,
 // so anything else falls back to the /invocations order.
 func (s *Server) chatModel(ctx *fasthttp.RequestCtx, sel *selectors, sh *shape) (string, error) {
-	req, err := parseChatRequest(ctx.PostBody())
+	req, err := parseChatRequest(sel.body)
 	if err != nil {
 		return "", err
 	}

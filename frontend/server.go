@@ -24,6 +24,7 @@ type Server struct {
 	log     *zap.Logger
 	met     *metrics
 	ids     *idSource
+	reclaim *reclaimer
 	metrics fasthttp.RequestHandler
 	started time.Time // the "created" time of GET /v1/models entries
 	token   *token    // guards the management routes; nil for none
@@ -71,7 +72,7 @@ func New(cfg Config, models Models) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg: cfg, models: models, log: cfg.Logger, met: met, ids: newIDSource(), started: time.Now(),
+		cfg: cfg, models: models, log: cfg.Logger, met: met, ids: newIDSource(), reclaim: newReclaimer(), started: time.Now(),
 		token:    newToken(cfg.ManagementToken, cfg.MetricsRequireToken),
 		stopping: make(chan struct{}), drained: make(chan struct{}), forced: make(chan struct{}),
 	}
@@ -231,6 +232,7 @@ func (s *Server) drain(lns []*listener) {
 		wg.Go(l.shutdown)
 	}
 	wg.Wait()
+	s.reclaim.stop()
 	s.cancel(batching.ErrClosed)
 }
 

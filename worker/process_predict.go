@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"time"
 
@@ -47,17 +48,18 @@ func (p *Process) Dispatch(ctx context.Context, ins []*batching.Input, answer fu
 	return err
 }
 
-// encode builds the frame Dispatch sends.
-func (p *Process) encode(ins []*batching.Input) ([]byte, error) {
-	var frame []byte
+// encode builds the frame Dispatch sends, in pieces that reference large
+// bodies instead of copying them.
+func (p *Process) encode(ins []*batching.Input) (net.Buffers, error) {
+	var frame net.Buffers
 	var err error
 	switch len(ins) {
 	case 0:
 		return nil, fmt.Errorf("%s: %w: empty batch", p.name(), wire.ErrBadBatch)
 	case 1:
-		frame, err = wire.AppendRequest(nil, ins[0])
+		frame, err = wire.RequestBuffers(ins[0])
 	default:
-		frame, err = wire.AppendBatch(nil, ins)
+		frame, err = wire.BatchBuffers(ins)
 	}
 	if err != nil {
 		return nil, p.badRequest(err)
@@ -101,7 +103,7 @@ func (p *Process) split(resp *wire.Response, st *batching.Stream, n int) ([]Batc
 // and the error wraps api.ErrPredictTimeout. When ctx is done first, Predict
 // returns ctx's error and the reply, when it comes, is dropped.
 func (p *Process) Predict(ctx context.Context, in *batching.Input) (*batching.Response, error) {
-	frame, err := wire.AppendRequest(nil, in)
+	frame, err := wire.RequestBuffers(in)
 	if err != nil {
 		return nil, p.badRequest(err)
 	}
@@ -120,7 +122,7 @@ func (p *Process) PredictBatch(ctx context.Context, ins []*batching.Input) ([]Ba
 	if len(ins) == 0 {
 		return nil, fmt.Errorf("%s: %w: empty batch", p.name(), wire.ErrBadBatch)
 	}
-	frame, err := wire.AppendBatch(nil, ins)
+	frame, err := wire.BatchBuffers(ins)
 	if err != nil {
 		return nil, p.badRequest(err)
 	}
@@ -148,12 +150,12 @@ func (p *Process) badRequest(err error) error {
 
 // roundTrip sends one untracked frame and waits for the first frame of its
 // reply.
-func (p *Process) roundTrip(ctx context.Context, frame []byte) (*call, error) {
+func (p *Process) roundTrip(ctx context.Context, frame net.Buffers) (*call, error) {
 	return p.roundTripWith(ctx, frame, nil)
 }
 
 // roundTripWith is roundTrip with a callback for the reply's first frame.
-func (p *Process) roundTripWith(ctx context.Context, frame []byte, onReply func(*wire.Response, *batching.Stream)) (*call, error) {
+func (p *Process) roundTripWith(ctx context.Context, frame net.Buffers, onReply func(*wire.Response, *batching.Stream)) (*call, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -266,13 +268,14 @@ func (p *Process) predictTimeout() error {
 	return fmt.Errorf("%w: %s did not answer within %v", api.ErrPredictTimeout, p.name(), p.spec.PredictTimeout)
 }
 
-// write sends one frame. A failed write leaves the stream of frames broken,
-// so it kills the worker; the error is then the worker's death.
-func (p *Process) write(frame []byte, deadline time.Time) error {
+// write sends one frame, given in pieces (one writev). A failed write
+// leaves the stream of frames broken, so it kills the worker; the error is
+// then the worker's death.
+func (p *Process) write(frame net.Buffers, deadline time.Time) error {
 	p.wmu.Lock()
 	err := p.conn.SetWriteDeadline(deadline)
 	if err == nil {
-		_, err = p.conn.Write(frame)
+		_, err = frame.WriteTo(p.conn)
 	}
 	p.wmu.Unlock()
 	if err == nil {

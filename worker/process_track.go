@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"fmt"
+	"net"
 	"time"
 
 	"go.uber.org/zap"
@@ -62,11 +63,11 @@ func (p *Process) awaitTracked(id string, c *call, deadline time.Time) {
 }
 
 // prepareTracked encodes the request and registers it under id.
-func (p *Process) prepareTracked(ctx context.Context, id string, in *batching.Input, done func()) (*call, []byte, error) {
+func (p *Process) prepareTracked(ctx context.Context, id string, in *batching.Input, done func()) (*call, net.Buffers, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	frame, err := wire.AppendRequest(nil, withTracking(in, id))
+	frame, err := wire.RequestBuffers(withTracking(in, id))
 	if err != nil {
 		return nil, nil, p.badRequest(err)
 	}
@@ -156,7 +157,7 @@ func (p *Process) sendCancel(id string) {
 	in := &batching.Input{Props: []batching.Prop{{Key: TrackingKey, Value: id}, {Key: "cancel", Value: "true"}}}
 	frame, err := wire.AppendRequest(nil, in)
 	if err == nil {
-		err = p.write(frame, time.Now().Add(p.spec.PredictTimeout))
+		err = p.write(net.Buffers{frame}, time.Now().Add(p.spec.PredictTimeout))
 	}
 	if err != nil {
 		p.log.Debug("cancel not sent", zap.String("id", id), zap.Error(err))

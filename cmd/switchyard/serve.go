@@ -34,6 +34,7 @@ func serve(ctx context.Context, args []string, _, stderr io.Writer) error {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	defer func() { _ = log.Sync() }()
+	setMemoryLimit(os.Getenv, log)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// The first signal starts a graceful shutdown; a second one gets the

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"net"
 	"slices"
 	"strconv"
 
@@ -26,10 +27,14 @@ const BatchSizeKey = "batch_size"
 // AppendRequest appends in as one request frame to dst. On error it returns
 // dst unchanged.
 func AppendRequest(dst []byte, in *batching.Input) ([]byte, error) {
-	out := slices.Grow(dst, inputSize(in, 0))
+	return appendRequest(dst, in, nil)
+}
+
+func appendRequest(dst []byte, in *batching.Input, sp *splicer) ([]byte, error) {
+	out := slices.Grow(dst, inputSize(in, 0, sp))
 	out, err := appendProps(out, in.Props, "")
 	if err == nil {
-		out, err = appendItems(out, in.Content, "")
+		out, err = appendItems(out, in.Content, "", sp)
 	}
 	if err != nil {
 		return dst, err
@@ -37,19 +42,82 @@ func AppendRequest(dst []byte, in *batching.Input) ([]byte, error) {
 	return out, nil
 }
 
+// RequestBuffers returns in as one request frame, the bytes AppendRequest
+// writes, in pieces for net.Buffers.WriteTo (one writev): a content item
+// of largeItem bytes or more is not copied into the frame but referenced
+// where it lies, so that a large body is not duplicated on its way to the
+// socket. The pieces share in's content, which must not change until they
+// are written.
+func RequestBuffers(in *batching.Input) (net.Buffers, error) {
+	sp := &splicer{}
+	frame, err := appendRequest(nil, in, sp)
+	if err != nil {
+		return nil, err
+	}
+	return sp.buffers(frame), nil
+}
+
+// BatchBuffers is RequestBuffers for a dynamic batch: the bytes AppendBatch
+// writes, in pieces.
+func BatchBuffers(ins []*batching.Input) (net.Buffers, error) {
+	sp := &splicer{}
+	frame, err := appendBatch(nil, ins, sp)
+	if err != nil {
+		return nil, err
+	}
+	return sp.buffers(frame), nil
+}
+
+// largeItem is the size from which RequestBuffers and BatchBuffers
+// reference a content item instead of copying it: below it, one copy costs
+// less than one more piece to write.
+const largeItem = 64 << 10
+
+// splicer collects the content items a frame leaves out: each belongs right
+// after the first at bytes of the frame.
+type splicer struct {
+	cuts []cut
+}
+
+type cut struct {
+	at    int
+	value []byte
+}
+
+// large reports whether it is an item the splicer takes; a nil splicer
+// takes none.
+func (sp *splicer) large(it batching.Item) bool {
+	return sp != nil && len(it.Value) >= largeItem
+}
+
+// buffers returns frame with the collected items put back in between.
+func (sp *splicer) buffers(frame []byte) net.Buffers {
+	bufs := make(net.Buffers, 0, 2*len(sp.cuts)+1)
+	prev := 0
+	for _, c := range sp.cuts {
+		bufs = append(bufs, frame[prev:c.at], c.value)
+		prev = c.at
+	}
+	return append(bufs, frame[prev:])
+}
+
 // AppendBatch appends ins as one dynamic-batch request frame to dst: the
 // property batch_size=N, then every request's properties and content with
 // their keys prefixed batch_%03d. (batch_000.data). On error it returns dst
 // unchanged.
 func AppendBatch(dst []byte, ins []*batching.Input) ([]byte, error) {
+	return appendBatch(dst, ins, nil)
+}
+
+func appendBatch(dst []byte, ins []*batching.Input, sp *splicer) ([]byte, error) {
 	n := 2 + len(BatchSizeKey) + 2 + 3
 	for i, in := range ins {
-		n += inputSize(in, len(batchPrefix(i)))
+		n += inputSize(in, len(batchPrefix(i)), sp)
 	}
 	out := slices.Grow(dst, n)
 	out, err := appendBatchProps(out, ins)
 	if err == nil {
-		out, err = appendBatchItems(out, ins)
+		out, err = appendBatchItems(out, ins, sp)
 	}
 	if err != nil {
 		return dst, err
@@ -73,7 +141,7 @@ func AppendResponse(dst []byte, r *Response) ([]byte, error) {
 		return binary.BigEndian.AppendUint16(out, 0xffff), nil
 	}
 	if err == nil {
-		out, err = appendItems(out, r.Content, "")
+		out, err = appendItems(out, r.Content, "", nil)
 	}
 	if err != nil {
 		return dst, err
@@ -111,10 +179,10 @@ func appendProps(dst []byte, props []batching.Prop, prefix string) ([]byte, erro
 	return dst, err
 }
 
-func appendItems(dst []byte, items []batching.Item, prefix string) ([]byte, error) {
+func appendItems(dst []byte, items []batching.Item, prefix string, sp *splicer) ([]byte, error) {
 	dst, err := appendCount(dst, len(items))
 	for i := 0; i < len(items) && err == nil; i++ {
-		dst, err = appendItem(dst, prefix, items[i])
+		dst, err = appendItem(dst, prefix, items[i], sp)
 	}
 	return dst, err
 }
@@ -127,7 +195,9 @@ func appendPair(dst []byte, prefix string, p batching.Prop) ([]byte, error) {
 	return appendString(dst, "", p.Value)
 }
 
-func appendItem(dst []byte, prefix string, it batching.Item) ([]byte, error) {
+// appendItem appends one content item; when sp takes it, its value is left
+// for sp to put back.
+func appendItem(dst []byte, prefix string, it batching.Item, sp *splicer) ([]byte, error) {
 	if len(it.Value) > math.MaxInt32 {
 		return dst, fmt.Errorf("%w: content %q of %d bytes", ErrTooLarge, it.Key, len(it.Value))
 	}
@@ -136,6 +206,10 @@ func appendItem(dst []byte, prefix string, it batching.Item) ([]byte, error) {
 		return dst, err
 	}
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(it.Value)))
+	if sp.large(it) {
+		sp.cuts = append(sp.cuts, cut{at: len(dst), value: it.Value})
+		return dst, nil
+	}
 	return append(dst, it.Value...), nil
 }
 
@@ -158,14 +232,18 @@ func appendString(dst []byte, prefix, s string) ([]byte, error) {
 }
 
 // inputSize is the encoded size of in with every key prefixed by
-// prefixLen bytes, so that a frame is allocated once.
-func inputSize(in *batching.Input, prefixLen int) int {
+// prefixLen bytes, without the items sp takes, so that a frame is
+// allocated once.
+func inputSize(in *batching.Input, prefixLen int, sp *splicer) int {
 	n := 4
 	for _, p := range in.Props {
 		n += 4 + prefixLen + len(p.Key) + len(p.Value)
 	}
 	for _, it := range in.Content {
-		n += 6 + prefixLen + len(it.Key) + len(it.Value)
+		n += 6 + prefixLen + len(it.Key)
+		if !sp.large(it) {
+			n += len(it.Value)
+		}
 	}
 	return n
 }
@@ -207,7 +285,7 @@ func appendBatchProps(dst []byte, ins []*batching.Input) ([]byte, error) {
 	return dst, err
 }
 
-func appendBatchItems(dst []byte, ins []*batching.Input) ([]byte, error) {
+func appendBatchItems(dst []byte, ins []*batching.Input, sp *splicer) ([]byte, error) {
 	n := 0
 	for _, in := range ins {
 		n += len(in.Content)
@@ -216,7 +294,7 @@ func appendBatchItems(dst []byte, ins []*batching.Input) ([]byte, error) {
 	for i := 0; i < len(ins) && err == nil; i++ {
 		prefix := batchPrefix(i)
 		for _, it := range ins[i].Content {
-			if dst, err = appendItem(dst, prefix, it); err != nil {
+			if dst, err = appendItem(dst, prefix, it, sp); err != nil {
 				break
 			}
 		}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/switchyard/switchyard/batching"
 )
@@ -202,18 +201,21 @@ func (r *Reader) bytes() ([]byte, error) {
 	return r.readN(int(n))
 }
 
-// readN reads n bytes, refusing more than the cap. It reads in steps of at
-// most readStep and grows the buffer as they arrive, so a length that claims
-// more than the peer sends costs little memory.
+// readN reads n bytes, refusing more than the cap. It starts with a buffer
+// of at most readStep bytes and doubles it each time it is full, so a
+// length that claims more than the peer sends costs at most twice what
+// arrived, and a large item is copied a few times (log2(n/readStep)), not
+// once per step.
 func (r *Reader) readN(n int) ([]byte, error) {
 	if n > r.maxItem {
 		return nil, fmt.Errorf("%w: %d bytes, cap %d", ErrTooLarge, n, r.maxItem)
 	}
 	buf := make([]byte, 0, min(n, readStep))
 	for len(buf) < n {
-		step := min(n-len(buf), readStep)
-		buf = slices.Grow(buf, step)
-		got, err := io.ReadFull(r.br, buf[len(buf):len(buf)+step])
+		if len(buf) == cap(buf) {
+			buf = append(make([]byte, 0, min(n, 2*cap(buf))), buf...)
+		}
+		got, err := io.ReadFull(r.br, buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+got]
 		if err != nil {
 			return nil, midFrame(err)
