@@ -1,0 +1,16 @@
+// Command membench measures how much memory the switchyard front-end holds
+// after large requests, and how soon it gives it back.
+//
+// It starts the switchyard binary on the echo model (bench/models/echo),
+// reads the server's resident set size (VmRSS in /proc/PID/status) once it
+// has been idle for a while, sends one or more large requests (64 MiB by
+// default, the default max_request_size) and checks that each comes back
+// byte for byte, then samples VmRSS for a fixed time (30 s by default) and
+// prints the samples, the peak (VmHWM) and when the RSS fell below the
+// target (40 MB). scripts/bench_memory.sh builds the binary and runs it.
+//
+//	membench -bin bin/switchyard [-size 64MiB] [-requests 1] [-watch 30s]
+//
+// It measures the front-end process only; the Python worker's memory is its
+// own. Linux only (it reads /proc).
+package main
