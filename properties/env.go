@@ -61,9 +61,10 @@ func optionKey(name string, known []string) string {
 	return optionPrefix + strings.ToLower(name)
 }
 
-// servingEnvName returns the variable that overrides the server key:
-// SERVING_ and the key in upper case with dots and dashes as underscores.
-func servingEnvName(key string) string {
+// ServingEnvName returns the variable that overrides the server key:
+// SERVING_ and the key in upper case with dots and dashes as underscores
+// (max_request_size: SERVING_MAX_REQUEST_SIZE).
+func ServingEnvName(key string) string {
 	up := strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(key))
 	return servingEnvPrefix + up
 }

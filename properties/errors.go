@@ -24,12 +24,15 @@ var (
 )
 
 // Error is a problem with one setting. It says where the value was written:
-// File and Line for a file (Line is 0 when the line is not known), or Env for
-// an environment variable.
+// File and Line for a file (Line is 0 when the line is not known), Env for
+// an environment variable, or Flag for a command-line flag (which the
+// loaders never set: a command that passes its flags on as environment
+// variables names the flag instead).
 type Error struct {
 	File string // the properties file
 	Line int    // 1-based line of the key in File; 0 when unknown
 	Env  string // the environment variable the value came from, if any
+	Flag string // the command-line flag the value came from, if any
 	Key  string // the key, in its properties-file spelling
 	Msg  string // what is wrong
 	Err  error  // ErrSyntax, ErrInvalid or ErrFile
@@ -49,6 +52,8 @@ func (e *Error) Error() string {
 
 func (e *Error) where() string {
 	switch {
+	case e.Flag != "":
+		return e.Flag
 	case e.Env != "":
 		return "$" + e.Env
 	case e.File != "" && e.Line > 0:

@@ -100,11 +100,13 @@ func checkRoots(roots []string) error {
 
 func checkRefs(refs []ModelRef) error {
 	seen := map[string]bool{}
+	all := false
 	for _, r := range refs {
 		switch {
-		case r.All && len(refs) > 1:
-			return invalidf("load_models", "ALL cannot be combined with other entries")
+		case r.All && all:
+			return invalidf("load_models", "ALL is listed twice")
 		case r.All:
+			all = true
 			continue
 		case r.Name == "" || strings.ContainsRune(r.Name, '/'):
 			return invalidf("load_models", "%s is not a valid model name", quote(r.Name))
@@ -118,19 +120,24 @@ func checkRefs(refs []ModelRef) error {
 	return nil
 }
 
-// parseLoadModels reads load_models: ALL, NONE (or empty), or a comma list
-// of [name=]path with paths taken from the model store.
+// parseLoadModels reads load_models: NONE (or empty), or a comma list whose
+// entries are ALL (every folder of the model store) or [name=]path with
+// paths taken from the model store; "ALL,x=path" is the store plus x.
 func parseLoadModels(raw, store string) ([]ModelRef, error) {
-	switch {
-	case strings.EqualFold(raw, "ALL"):
-		return []ModelRef{{All: true, Path: store}}, nil
-	case strings.EqualFold(raw, "NONE") || raw == "":
+	if raw = strings.TrimSpace(raw); raw == "" || strings.EqualFold(raw, "NONE") {
 		return nil, nil
 	}
 	var refs []ModelRef
 	for _, item := range strings.Split(raw, ",") {
-		if item = strings.TrimSpace(item); item == "" {
+		item = strings.TrimSpace(item)
+		switch {
+		case item == "":
 			continue
+		case strings.EqualFold(item, "ALL"):
+			refs = append(refs, ModelRef{All: true, Path: store})
+			continue
+		case strings.EqualFold(item, "NONE"):
+			return nil, errors.New("NONE cannot be combined with other entries")
 		}
 		ref, err := parseModelRef(item, store)
 		if err != nil {

@@ -110,7 +110,8 @@ func TestServerValidate(t *testing.T) {
 		{"no model store", func(s *Server) { s.ModelStore = "" }, "model_store"},
 		{"relative ref", func(s *Server) { s.LoadModels = []ModelRef{{Name: "a", Path: "a"}} }, "load_models"},
 		{"ref name with slash", func(s *Server) { s.LoadModels = []ModelRef{{Name: "a/b", Path: "/a"}} }, "load_models"},
-		{"all and more", func(s *Server) { s.LoadModels = []ModelRef{{All: true}, {Name: "a", Path: "/a"}} }, "load_models"},
+		{"all and more", func(s *Server) { s.LoadModels = []ModelRef{{All: true, Path: "/s"}, {Name: "a", Path: "/a"}} }, ""},
+		{"all twice", func(s *Server) { s.LoadModels = []ModelRef{{All: true, Path: "/s"}, {All: true, Path: "/s"}} }, "load_models"},
 		{"queue 0", func(s *Server) { s.JobQueueSize = 0 }, "job_queue_size"},
 		{"batch 0", func(s *Server) { s.BatchSize = 0 }, "batch_size"},
 		{"negative delay", func(s *Server) { s.MaxBatchDelay = -1 }, "max_batch_delay"},
@@ -204,6 +205,10 @@ func TestParseLoadModels(t *testing.T) {
 		{"n=a=b", []ModelRef{{Name: "n", Path: "/store/a=b"}}, true},
 		{"=x", nil, false},
 		{"a=", nil, false},
+		{"ALL,x=/abs/x", []ModelRef{{All: true, Path: "/store"}, {Name: "x", Path: "/abs/x"}}, true},
+		{" y , all ", []ModelRef{{Name: "y", Path: "/store/y"}, {All: true, Path: "/store"}}, true},
+		{"ALL,NONE", nil, false},
+		{" none ", nil, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.raw, func(t *testing.T) {

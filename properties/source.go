@@ -124,7 +124,7 @@ func (s *settings) applyOptionEnv(env Env) {
 // keys and each key the file sets.
 func (s *settings) applyServingEnv(env Env, keys []string) {
 	for _, key := range slices.Concat(keys, s.keys()) {
-		name := servingEnvName(key)
+		name := ServingEnvName(key)
 		if v, ok := env.Lookup(name); ok {
 			s.setEnv(key, name, v)
 		}

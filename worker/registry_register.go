@@ -96,13 +96,9 @@ func (r *Registry) drop(m *Model, why error) {
 // LoadStartup registers the models of load_models without waiting for them:
 // a model that fails becomes FAILED and the others go on.
 func (r *Registry) LoadStartup(refs []properties.ModelRef) error {
-	var reqs []api.RegisterRequest
-	for _, ref := range refs {
-		found, err := expandRef(ref)
-		if err != nil {
-			return err
-		}
-		reqs = append(reqs, found...)
+	reqs, err := startupRequests(refs)
+	if err != nil {
+		return err
 	}
 	for _, req := range reqs {
 		m, err := r.prepare(req, true)
@@ -116,6 +112,31 @@ func (r *Registry) LoadStartup(refs []properties.ModelRef) error {
 		m.launch(m.prepareLaunch())
 	}
 	return nil
+}
+
+// startupRequests turns load_models into register requests. A model
+// named by its own entry wins over the store folder of that name that an
+// ALL entry lists ("ALL,langid=/elsewhere/langid").
+func startupRequests(refs []properties.ModelRef) ([]api.RegisterRequest, error) {
+	named := map[string]bool{}
+	for _, ref := range refs {
+		if !ref.All {
+			named[ref.Name] = true
+		}
+	}
+	var reqs []api.RegisterRequest
+	for _, ref := range refs {
+		found, err := expandRef(ref)
+		if err != nil {
+			return nil, err
+		}
+		for _, req := range found {
+			if !ref.All || !named[req.ModelName] {
+				reqs = append(reqs, req)
+			}
+		}
+	}
+	return reqs, nil
 }
 
 // expandRef turns one load_models entry into register requests: ALL is every

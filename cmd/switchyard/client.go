@@ -106,20 +106,10 @@ func (f *managementFlags) client() (*apiClient, error) {
 	return c, nil
 }
 
-// newClientFlagSet returns a flag set whose -h text shows synopsis and summary.
-func newClientFlagSet(name, synopsis, summary string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: switchyard %s %s\n\n%s\n\nflags:\n", name, synopsis, summary)
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
 // parseArgs parses args with fs and checks that exactly want positional
 // arguments remain; what names them in the error ("a model name").
-func parseArgs(fs *flag.FlagSet, args []string, stderr io.Writer, want int, what string) ([]string, error) {
-	pos, err := parseInterleaved(fs, args, stderr)
+func parseArgs(fs *flag.FlagSet, args []string, stdout, stderr io.Writer, want int, what string) ([]string, error) {
+	pos, err := parseInterleaved(fs, args, stdout, stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -149,10 +139,10 @@ func argCountError(cmd string, pos []string, want int, what string) error {
 // parseInterleaved parses args with fs, letting flags come before, between
 // and after the positional arguments, which it returns in order. All that
 // follows a "--" is positional.
-func parseInterleaved(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, error) {
+func parseInterleaved(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) ([]string, error) {
 	var pos []string
 	for {
-		if err := parseFlags(fs, args, stderr); err != nil {
+		if err := parseFlags(fs, args, stdout, stderr); err != nil {
 			return nil, err
 		}
 		rest := fs.Args()

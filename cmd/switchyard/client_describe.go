@@ -14,10 +14,10 @@ import (
 
 // describe prints one model's settings, state and workers.
 func (e clientEnv) describe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newClientFlagSet("describe", "NAME [flags]",
+	fs := newFlagSet("describe", "NAME [flags]",
 		"Describes a model: its batching settings, queue, status and workers.")
 	f := e.addManagementFlags(fs, defaultTimeout)
-	pos, err := parseArgs(fs, args, stderr, 1, "a model name")
+	pos, err := parseArgs(fs, args, stdout, stderr, 1, "a model name")
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ func TestParseInterleaved(t *testing.T) {
 			fs := flag.NewFlagSet("t", flag.ContinueOnError)
 			label := fs.String("name", "", "")
 			js := fs.Bool("json", false, "")
-			pos, err := parseInterleaved(fs, tt.args, io.Discard)
+			pos, err := parseInterleaved(fs, tt.args, io.Discard, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}

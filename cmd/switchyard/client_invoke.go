@@ -39,10 +39,10 @@ func (e clientEnv) addInvokeFlags(fs *flag.FlagSet) *invokeFlags {
 // invoke sends a request to a model, POST /predictions/{name}, and prints
 // the answer's body.
 func (e clientEnv) invoke(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newClientFlagSet("invoke", "NAME [--data JSON | --data @FILE | --data @-] [flags]",
+	fs := newFlagSet("invoke", "NAME [--data JSON | --data @FILE | --data @-] [flags]",
 		"Sends a request to a model and prints the answer's body as it is.")
 	f := e.addInvokeFlags(fs)
-	pos, err := parseArgs(fs, args, stderr, 1, "a model name")
+	pos, err := parseArgs(fs, args, stdout, stderr, 1, "a model name")
 	if err != nil {
 		return err
 	}

@@ -29,14 +29,14 @@ var scaleParams = []countParam{
 
 // register registers a model: POST /models with query parameters.
 func (e clientEnv) register(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newClientFlagSet("register", "URL [flags]",
+	fs := newFlagSet("register", "URL [flags]",
 		"Registers the model at URL (a folder in the model store, a path or a URL the server\n"+
 			"understands) and, unless --async, waits until it is loaded.")
 	f := e.addManagementFlags(fs, loadTimeout)
 	name := fs.String("name", "", "model `NAME` (default: the last element of URL)")
 	async := fs.Bool("async", false, "answer once the load is scheduled (synchronous=false)")
 	counts := addCounts(fs, registerParams)
-	pos, err := parseArgs(fs, args, stderr, 1, "a model URL")
+	pos, err := parseArgs(fs, args, stdout, stderr, 1, "a model URL")
 	if err != nil {
 		return err
 	}
@@ -51,12 +51,12 @@ func (e clientEnv) register(ctx context.Context, args []string, stdout, stderr i
 
 // scale changes a model's worker counts: PUT /models/{name}.
 func (e clientEnv) scale(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newClientFlagSet("scale", "NAME [--min N] [--max N] [flags]",
+	fs := newFlagSet("scale", "NAME [--min N] [--max N] [flags]",
 		"Changes a model's worker counts and, unless --async, waits until the workers are there.")
 	f := e.addManagementFlags(fs, loadTimeout)
 	async := fs.Bool("async", false, "answer once the change is scheduled (synchronous=false)")
 	counts := addCounts(fs, scaleParams)
-	pos, err := parseArgs(fs, args, stderr, 1, "a model name")
+	pos, err := parseArgs(fs, args, stdout, stderr, 1, "a model name")
 	if err != nil {
 		return err
 	}
@@ -70,10 +70,10 @@ func (e clientEnv) scale(ctx context.Context, args []string, stdout, stderr io.W
 
 // unregister unregisters a model: DELETE /models/{name}.
 func (e clientEnv) unregister(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newClientFlagSet("unregister", "NAME [flags]",
+	fs := newFlagSet("unregister", "NAME [flags]",
 		"Unregisters a model: its workers stop and its queued requests get 503.")
 	f := e.addManagementFlags(fs, defaultTimeout)
-	pos, err := parseArgs(fs, args, stderr, 1, "a model name")
+	pos, err := parseArgs(fs, args, stdout, stderr, 1, "a model name")
 	if err != nil {
 		return err
 	}

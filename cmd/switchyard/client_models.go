@@ -23,9 +23,9 @@ const (
 
 // models lists the registered models as a table, following every page.
 func (e clientEnv) models(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newClientFlagSet("models", "[flags]", "Lists the registered models: name, status and URL.")
+	fs := newFlagSet("models", "[flags]", "Lists the registered models: name, status and URL.")
 	f := e.addManagementFlags(fs, defaultTimeout)
-	if _, err := parseArgs(fs, args, stderr, 0, ""); err != nil {
+	if _, err := parseArgs(fs, args, stdout, stderr, 0, ""); err != nil {
 		return err
 	}
 	c, err := f.client()

@@ -199,17 +199,21 @@ func TestHelp(t *testing.T) {
 		{"scale", "usage: switchyard scale NAME [--min N] [--max N] [flags]", "-async"},
 		{"unregister", "usage: switchyard unregister NAME [flags]", "-timeout"},
 		{"invoke", "usage: switchyard invoke NAME [--data JSON | --data @FILE | --data @-] [flags]", "-inference-url"},
+		{"serve", "usage: switchyard serve [flags]", "-allowed-model-roots"},
+		{"version", "usage: switchyard version ", "Prints the version"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.cmd, func(t *testing.T) {
-			code, stdout, stderr := cli(t, tt.cmd, "-h")
-			if code != exitOK || stdout != "" {
-				t.Errorf("exit %d, stdout %q; want 0 and nothing", code, stdout)
-			}
-			if !strings.HasPrefix(stderr, tt.synopsis+"\n") || !strings.Contains(stderr, tt.flag) {
-				t.Errorf("help %q lacks %q or %q", stderr, tt.synopsis, tt.flag)
-			}
-		})
+		for _, args := range [][]string{{tt.cmd, "-h"}, {tt.cmd, "--help"}, {"help", tt.cmd}} {
+			t.Run(strings.Join(args, " "), func(t *testing.T) {
+				code, stdout, stderr := cli(t, args...)
+				if code != exitOK || stderr != "" {
+					t.Errorf("exit %d, stderr %q; want 0 and nothing", code, stderr)
+				}
+				if !strings.HasPrefix(stdout, tt.synopsis) || !strings.Contains(stdout, tt.flag) {
+					t.Errorf("help %q lacks %q or %q", stdout, tt.synopsis, tt.flag)
+				}
+			})
+		}
 	}
 }
 

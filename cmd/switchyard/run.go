@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -22,6 +23,7 @@ const usage = `usage: switchyard <command> [flags]
 
 server:
   serve        start the server on a model store
+               (switchyard serve --model-store examples/models --python /usr/bin/python3)
 
 client (talks to a running server):
   models       list the registered models
@@ -32,6 +34,7 @@ client (talks to a running server):
   invoke       send a request to a model
 
   version      print the version
+  help [CMD]   print this help, or the flags of CMD
 
 Run 'switchyard <command> -h' for the flags of a command.
 `
@@ -42,9 +45,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return exitUsage
 	}
-	cmd, ok := commands()[args[0]]
+	name := args[0]
+	cmd, ok := commands()[name]
 	if !ok {
-		fmt.Fprintf(stderr, "switchyard: unknown command %q\n\n%s", args[0], usage)
+		fmt.Fprintf(stderr, "switchyard: unknown command %q\n\n%s", name, usage)
 		return exitUsage
 	}
 	err := cmd(ctx, args[1:], stdout, stderr)
@@ -54,19 +58,49 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return exitOK
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(stderr, "switchyard %s: %v\n", args[0], err)
+		fmt.Fprintf(stderr, "switchyard %s: %v\n", name, err)
 		return exitUsage
 	default:
-		fmt.Fprintf(stderr, "switchyard %s: %v\n", args[0], err)
+		fmt.Fprintf(stderr, "switchyard %s: %v\n", name, err)
 		return exitError
 	}
+}
+
+// help is the help command, also run for -h, -help and --help: the
+// overview, or with a command's name that command's flags, on stdout.
+func help(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	switch {
+	case len(args) == 0, args[0] == "help", isHelpFlag(args[0]):
+		_, err := fmt.Fprint(stdout, usage)
+		return err
+	case len(args) > 1:
+		return fmt.Errorf("%w: help takes at most one command, got also %q", errUsage, args[1])
+	}
+	cmd, ok := commands()[args[0]]
+	if !ok {
+		return fmt.Errorf("%w: unknown command %q (run 'switchyard help' for the list)", errUsage, args[0])
+	}
+	return cmd(ctx, []string{"-h"}, stdout, stderr)
+}
+
+// isHelpFlag reports whether arg asks for help the way the flag package
+// understands it.
+func isHelpFlag(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "--h":
+		return true
+	}
+	return false
 }
 
 // command is one subcommand.
 type command func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 func commands() map[string]command {
-	cmds := map[string]command{"serve": serve, "version": printVersion}
+	cmds := map[string]command{"serve": serve, "version": printVersion, "help": help}
+	for _, h := range []string{"-h", "-help", "--help", "--h"} {
+		cmds[h] = help
+	}
 	for name, c := range clientCommands() {
 		cmds[name] = c
 	}
@@ -74,13 +108,30 @@ func commands() map[string]command {
 }
 
 // parseFlags parses args with fs, reporting flag errors as usage errors.
-func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
+// Help that was asked for (-h, --help) goes to stdout; a flag error and the
+// usage that follows it go to stderr.
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
+	var out bytes.Buffer
+	fs.SetOutput(&out)
+	err := fs.Parse(args)
 	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %w", errUsage, err)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		_, _ = out.WriteTo(stdout)
+		return err
 	}
-	return nil
+	_, _ = out.WriteTo(stderr)
+	return fmt.Errorf("%w: %w", errUsage, err)
+}
+
+// newFlagSet returns a flag set whose -h text shows synopsis and summary.
+func newFlagSet(name, synopsis, summary string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: switchyard %s %s\n\n%s\n\nflags:\n", name, synopsis, summary)
+		fs.PrintDefaults()
+	}
+	return fs
 }

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,8 +24,8 @@ import (
 )
 
 // serve runs the server until SIGINT or SIGTERM.
-func serve(ctx context.Context, args []string, _, stderr io.Writer) error {
-	srv, level, err := serverConfig(args, stderr, properties.OSEnv())
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	srv, level, err := serverConfig(args, stdout, stderr, properties.OSEnv())
 	if err != nil {
 		return err
 	}
@@ -47,20 +47,36 @@ func serve(ctx context.Context, args []string, _, stderr io.Writer) error {
 	return nil
 }
 
+// serveFlags are serve's flags that set a config.properties key; each
+// stands for the $SERVING_<KEY> variable of its key.
+var serveFlags = []struct{ flag, key, usage string }{
+	{"model-store", "model_store", "`folder` of model folders"},
+	{"models", "load_models", "`list` of models to load at start: ALL, NONE, or comma-separated entries, each ALL or [name=]path"},
+	{"inference-address", "inference_address", "inference listener `address`, e.g. http://127.0.0.1:8080"},
+	{"management-address", "management_address", "management listener `address`, e.g. http://127.0.0.1:8084"},
+	{"allowed-model-roots", "allowed_model_roots", "comma list of `folders` POST /models may register from; default: the model store"},
+	{"python", "python_executable", "`interpreter` the workers run, e.g. /usr/bin/python3; default: python3"},
+	{"python-engine", "python_engine", "engine `script` the workers run instead of the built-in one, e.g. DJL's djl_python_engine.py"},
+	{"socket-dir", "socket_dir", "`folder` of the workers' Unix sockets, one per server; default: the temp dir"},
+}
+
+const serveSummary = `Serves the model folders of a model store. Settings come from
+config.properties (--config), then $SERVING_<KEY> environment variables, then
+these flags; each flag names the key it sets.`
+
 // serverConfig reads config.properties with the flags applied as the
 // SERVING_* overrides they stand for, so flags win over the environment,
-// which wins over the file.
-func serverConfig(args []string, stderr io.Writer, env properties.Env) (*properties.Server, string, error) {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	config := fs.String("config", "", "path of config.properties")
-	level := fs.String("log-level", "info", "debug, info, warn or error")
-	over := map[string]*string{
-		"SERVING_MODEL_STORE":        fs.String("model-store", "", "folder of model folders (model_store)"),
-		"SERVING_LOAD_MODELS":        fs.String("models", "", "models to load at start: ALL, NONE or [name=]path,... (load_models)"),
-		"SERVING_INFERENCE_ADDRESS":  fs.String("inference-address", "", "inference listener, e.g. http://127.0.0.1:8080"),
-		"SERVING_MANAGEMENT_ADDRESS": fs.String("management-address", "", "management listener, e.g. http://127.0.0.1:8084"),
+// which wins over the file. An error about a value a flag gave names the
+// flag.
+func serverConfig(args []string, stdout, stderr io.Writer, env properties.Env) (*properties.Server, string, error) {
+	fs := newFlagSet("serve", "[flags]", serveSummary)
+	config := fs.String("config", "", "config.properties `file` to read")
+	level := fs.String("log-level", "info", "log `level`: debug, info, warn or error")
+	values := make([]*string, len(serveFlags))
+	for i, f := range serveFlags {
+		values[i] = fs.String(f.flag, "", f.usage+" ("+f.key+")")
 	}
-	if err := parseFlags(fs, args, stderr); err != nil {
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return nil, "", err
 	}
 	if fs.NArg() > 0 {
@@ -70,16 +86,30 @@ func serverConfig(args []string, stderr io.Writer, env properties.Env) (*propert
 	for k, v := range env {
 		merged[k] = v
 	}
-	for k, v := range over {
-		if *v != "" {
-			merged[k] = *v
+	given := map[string]string{} // variable -> the flag that set it
+	for i, f := range serveFlags {
+		if *values[i] != "" {
+			v := properties.ServingEnvName(f.key)
+			merged[v], given[v] = *values[i], "--"+f.flag
 		}
 	}
 	srv, err := properties.LoadServer(*config, merged)
 	if err != nil {
-		return nil, "", err
+		return nil, "", blameFlag(err, given)
 	}
 	return srv, *level, nil
+}
+
+// blameFlag makes an error about a value that came from a flag name that
+// flag (and count as a usage error) instead of the variable the flag was
+// passed on as, which the user never set.
+func blameFlag(err error, given map[string]string) error {
+	var e *properties.Error
+	if !errors.As(err, &e) || given[e.Env] == "" {
+		return err
+	}
+	e.Flag, e.Env = given[e.Env], ""
+	return fmt.Errorf("%w: %w", errUsage, err)
 }
 
 // serveWith wires the parts and runs them until ctx ends: the HTTP

@@ -19,7 +19,11 @@ func versionString() string {
 }
 
 // printVersion is the version subcommand.
-func printVersion(_ context.Context, _ []string, stdout, _ io.Writer) error {
+func printVersion(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("version", "", "Prints the version (and the commit) of this build.")
+	if _, err := parseArgs(fs, args, stdout, stderr, 0, ""); err != nil {
+		return err
+	}
 	_, err := fmt.Fprintln(stdout, "switchyard", versionString())
 	return err
 }
