@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/batching"
 	"github.com/switchyard/switchyard/properties"
@@ -222,6 +224,8 @@ func (m *Model) workerFailed(err error, stderr []string) bool {
 func (m *Model) failLocked() {
 	m.state = stateFailed
 	m.changedLocked()
+	m.reg.log.Error("model FAILED; scale or register it again once the cause is fixed",
+		zap.String("model", m.name), zap.Int("failures", m.failures), zap.String("error", firstLine(m.lastErr)))
 	for _, g := range m.groups {
 		for _, w := range g.workers {
 			w.stop()

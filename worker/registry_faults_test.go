@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -128,6 +129,10 @@ func TestRegistryFailedAfterRetries(t *testing.T) {
 		t.Errorf("the healthy model: %v", err)
 	}
 	eventuallyTrue(t, "no worker left", func() bool { return len(r.workersOf(t, "broken")) == 0 })
+	logged := r.logs.FilterMessageSnippet("model FAILED").All()
+	if len(logged) != 1 || logged[0].ContextMap()["model"] != "broken" || !strings.Contains(fmt.Sprint(logged[0].ContextMap()["error"]), "BROKEN") {
+		t.Errorf("the FAILED model is logged as %+v", logged)
+	}
 }
 
 // TestRegistryFailedRecovers fixes a FAILED model's folder, then brings it

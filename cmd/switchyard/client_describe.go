@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/switchyard/switchyard/api"
@@ -61,9 +62,13 @@ func printDescribe(w io.Writer, body []byte) error {
 	return nil
 }
 
-// printModel writes one model record: its settings, then its worker groups.
+// printModel writes one model record: its settings, a last error of
+// several lines (a Python traceback) in full, then its worker groups.
 func printModel(w io.Writer, m api.ModelRecord) error {
 	if err := writeTable(w, "", modelFacts(m)); err != nil {
+		return err
+	}
+	if err := printFullError(w, m.LastError); err != nil {
 		return err
 	}
 	if len(m.WorkerGroups) == 0 {
@@ -86,7 +91,8 @@ func modelFacts(m api.ModelRecord) [][]string {
 		{"Status:", m.Status},
 	}
 	if m.LastError != "" {
-		rows = append(rows, []string{"Last error:", m.LastError})
+		first, _, _ := strings.Cut(m.LastError, "\n")
+		rows = append(rows, []string{"Last error:", first})
 	}
 	if m.RollingBatch != "" {
 		rows = append(rows, []string{"Rolling batch:", m.RollingBatch})
@@ -99,6 +105,22 @@ func modelFacts(m api.ModelRecord) [][]string {
 		[]string{"In queue:", strconv.Itoa(m.RequestInQueue)},
 		[]string{"Loaded at startup:", yesNo(m.LoadedAtStartup)},
 	)
+}
+
+// printFullError writes a last error that has more than one line under a
+// heading of its own, indented; the table above showed its first line.
+func printFullError(w io.Writer, lastError string) error {
+	text := strings.TrimRight(lastError, "\n")
+	if !strings.Contains(text, "\n") {
+		return nil
+	}
+	fmt.Fprintln(w, "\nLast error in full:")
+	for line := range strings.SplitSeq(text, "\n") {
+		if _, err := fmt.Fprintln(w, "  "+line); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // printGroup writes a worker group's heading and its table of workers.

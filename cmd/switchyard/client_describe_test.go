@@ -87,6 +87,38 @@ func TestDescribe(t *testing.T) {
 	}
 }
 
+// TestDescribeTraceback checks that a last error of several lines (the
+// worker's Python traceback) keeps the table readable: its first line in
+// the table, all of it after.
+func TestDescribeTraceback(t *testing.T) {
+	body := `[{"workflowName": "bad", "models": [{"modelName": "bad", "modelUrl": "/s/bad", "batchSize": 1,
+  "maxBatchDelayMillis": 100, "maxIdleSeconds": 60, "queueSize": 1000, "requestInQueue": 0, "status": "FAILED",
+  "loadedAtStartup": false, "lastError": "worker 19002 answered 500: RuntimeError: broken\nTraceback (most recent call last):\n  File \"model.py\", line 1\nRuntimeError: broken\n",
+  "workerGroups": [{"device": {"deviceType": "cpu", "deviceId": -1}, "minWorkers": 1, "maxWorkers": 2, "workers": []}]}]}]`
+	f := newFakeAPI(t, reply{status: 200, body: body})
+	code, stdout, stderr := cli(t, "describe", "bad", "--url", f.URL)
+	wantText := `Name:                bad
+URL:                 /s/bad
+Status:              FAILED
+Last error:          worker 19002 answered 500: RuntimeError: broken
+Batch size:          1
+Max batch delay:     100 ms
+Max idle time:       60 s
+Queue size:          1000
+In queue:            0
+Loaded at startup:   no
+
+Last error in full:
+  worker 19002 answered 500: RuntimeError: broken
+  Traceback (most recent call last):
+    File "model.py", line 1
+  RuntimeError: broken
+
+Workers on cpu (min 1, max 2): none
+`
+	want{stdout: wantText, reqs: []seen{{Method: "GET", Path: "/models/bad"}}}.check(t, f, code, stdout, stderr)
+}
+
 func TestDescribeSeveralRecords(t *testing.T) {
 	body := `[{"workflowName": "w", "models": [` + minimalBody[len(`[{"workflowName": "a", "models": [`):len(minimalBody)-3] +
 		`, {"modelName": "b", "modelUrl": "/models/b", "status": "Loading", "workerGroups": []}]}]`
