@@ -30,8 +30,9 @@ var scaleParams = []countParam{
 // register registers a model: POST /models with query parameters.
 func (e clientEnv) register(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("register", "URL [flags]",
-		"Registers the model at URL (a folder in the model store, a path or a URL the server\n"+
-			"understands) and, unless --async, waits until it is loaded.")
+		"Registers the model folder at URL (a folder of the model store, or a path inside the\n"+
+			"server's allowed_model_roots; only local folders) and, unless --async, waits until\n"+
+			"it is loaded.")
 	f := e.addManagementFlags(fs, loadTimeout)
 	name := fs.String("name", "", "model `NAME` (default: the last element of URL)")
 	async := fs.Bool("async", false, "answer once the load is scheduled (synchronous=false)")
