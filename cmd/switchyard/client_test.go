@@ -330,9 +330,9 @@ func TestManagementToken(t *testing.T) {
 		}
 	}
 	env[envManagementToken] = "from-env"
-	errb.Reset()
+	out.Reset()
 	_ = e.commands()["models"](t.Context(), []string{"-h"}, &out, &errb)
-	if help := errb.String(); !strings.Contains(help, "-token") || strings.Contains(help, "from-env") {
+	if help := out.String(); !strings.Contains(help, "-token") || strings.Contains(help, "from-env") {
 		t.Errorf("help does not offer --token, or shows the token:\n%s", help)
 	}
 }
