@@ -37,10 +37,15 @@ const (
 // Timeouts of the fasthttp listeners. Reading covers one whole request
 // (headers and body); idle is the wait for the next request on a keep-alive
 // connection. Writing is unbounded because answers may stream for minutes.
+//
+// readBufferSize is also the limit of the request line and headers:
+// fasthttp holds them whole in each connection's read buffer. 64 KiB lets a
+// header past the 32 KB that an int16 wire length once capped travel to the
+// worker, at 64 KiB per open connection.
 const (
 	readTimeout    = 60 * time.Second
 	idleTimeout    = 120 * time.Second
-	readBufferSize = 8 << 10
+	readBufferSize = 64 << 10
 )
 
 // Models is what the front-end needs from the model registry.

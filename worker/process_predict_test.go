@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/worker/wire"
 )
 
 func TestPredictEcho(t *testing.T) {
@@ -273,11 +274,32 @@ func TestDispatch(t *testing.T) {
 		}
 		mu.Unlock()
 	}
-	long := input("x", "k", strings.Repeat("v", 40000))
+	checkLongProperty(t, p)
+	unsendable := input("x")
+	unsendable.Props = make([]batching.Prop, wire.MaxCount+1)
 	var errs []error
-	err := p.Dispatch(context.Background(), []*batching.Input{long}, func(_ int, _ *batching.Response, err error) { errs = append(errs, err) })
+	err := p.Dispatch(context.Background(), []*batching.Input{unsendable}, func(_ int, _ *batching.Response, err error) { errs = append(errs, err) })
 	if !errors.Is(err, api.ErrBadRequest) || len(errs) != 1 || !errors.Is(errs[0], api.ErrBadRequest) {
 		t.Fatalf("an unsendable request: Dispatch = %v, answers %v", err, errs)
+	}
+}
+
+// checkLongProperty sends a 40 KB property, past what an int16 string length
+// could carry, and checks that the worker echoes it back whole.
+func checkLongProperty(t *testing.T, p *Process) {
+	t.Helper()
+	long := strings.Repeat("v", 40<<10)
+	var got string
+	err := p.Dispatch(context.Background(), []*batching.Input{input("x", "k", long)}, func(_ int, resp *batching.Response, err error) {
+		if err == nil {
+			got = resp.Props["k"]
+		}
+	})
+	if err == nil {
+		err = p.WaitIdle(context.Background())
+	}
+	if err != nil || got != long {
+		t.Fatalf("a 40 KB property: %v, echoed %d bytes", err, len(got))
 	}
 }
 

@@ -93,12 +93,12 @@ func TestBuffersWriteTo(t *testing.T) {
 }
 
 func TestBuffersErrors(t *testing.T) {
-	long := &batching.Input{Props: []batching.Prop{prop("k", strings.Repeat("v", MaxCount+1))}}
-	if _, err := RequestBuffers(long); !errors.Is(err, ErrTooLong) {
-		t.Errorf("RequestBuffers: error %v, want ErrTooLong", err)
+	many := &batching.Input{Props: make([]batching.Prop, MaxCount+1)}
+	if _, err := RequestBuffers(many); !errors.Is(err, ErrTooMany) {
+		t.Errorf("RequestBuffers: error %v, want ErrTooMany", err)
 	}
-	if _, err := BatchBuffers([]*batching.Input{long}); !errors.Is(err, ErrTooLong) {
-		t.Errorf("BatchBuffers: error %v, want ErrTooLong", err)
+	if _, err := BatchBuffers([]*batching.Input{many}); !errors.Is(err, ErrTooMany) {
+		t.Errorf("BatchBuffers: error %v, want ErrTooMany", err)
 	}
 }
 

@@ -11,9 +11,14 @@ import (
 	"github.com/switchyard/switchyard/batching"
 )
 
-// MaxCount is the largest count of properties or content items, and the
-// longest string in bytes, that a frame can carry: both travel as int16.
+// MaxCount is the largest count of properties or content items that a frame
+// can carry: counts travel as int16.
 const MaxCount = math.MaxInt16
+
+// MaxString is the longest string in bytes that a frame can carry: string
+// lengths travel as int32, as in DJL Serving since 0.28. In practice the
+// reader's per-item cap (the request size limit) bounds them first.
+const MaxString = math.MaxInt32
 
 // Chunk markers of a streamed response.
 const (
@@ -110,7 +115,7 @@ func AppendBatch(dst []byte, ins []*batching.Input) ([]byte, error) {
 }
 
 func appendBatch(dst []byte, ins []*batching.Input, sp *splicer) ([]byte, error) {
-	n := 2 + len(BatchSizeKey) + 2 + 3
+	n := 4 + len(BatchSizeKey) + 4 + 3
 	for i, in := range ins {
 		n += inputSize(in, len(batchPrefix(i)), sp)
 	}
@@ -223,10 +228,10 @@ func appendCount(dst []byte, n int) ([]byte, error) {
 // appendString writes prefix+s as one string without building it.
 func appendString(dst []byte, prefix, s string) ([]byte, error) {
 	n := len(prefix) + len(s)
-	if n > MaxCount {
+	if n > MaxString {
 		return dst, fmt.Errorf("%w: %d bytes in %.32q", ErrTooLong, n, prefix+s)
 	}
-	dst = binary.BigEndian.AppendUint16(dst, uint16(n))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(n))
 	dst = append(dst, prefix...)
 	return append(dst, s...), nil
 }
@@ -237,10 +242,10 @@ func appendString(dst []byte, prefix, s string) ([]byte, error) {
 func inputSize(in *batching.Input, prefixLen int, sp *splicer) int {
 	n := 4
 	for _, p := range in.Props {
-		n += 4 + prefixLen + len(p.Key) + len(p.Value)
+		n += 8 + prefixLen + len(p.Key) + len(p.Value)
 	}
 	for _, it := range in.Content {
-		n += 6 + prefixLen + len(it.Key)
+		n += 8 + prefixLen + len(it.Key)
 		if !sp.large(it) {
 			n += len(it.Value)
 		}

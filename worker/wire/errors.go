@@ -5,8 +5,8 @@ import "errors"
 // Sentinel errors of the codec. Errors returned by this package wrap one of
 // them with details.
 var (
-	// ErrTooLong means a string is longer than the 32767 bytes that its int16
-	// length can say.
+	// ErrTooLong means a string is longer than the 2 GiB - 1 bytes that its
+	// int32 length can say.
 	ErrTooLong = errors.New("wire: string too long")
 	// ErrTooMany means a list holds more than the 32767 entries that its int16
 	// count can say.

@@ -173,9 +173,10 @@ func (r *Reader) itemsN(n int) ([]batching.Item, error) {
 	return items, nil
 }
 
-// str reads an int16-length string; a null string (-1) reads as "".
+// str reads an int32-length string; a null string (-1) reads as "". Its
+// length is checked against the reader's cap like any item's.
 func (r *Reader) str() (string, error) {
-	n, err := r.int16()
+	n, err := r.int32()
 	if err != nil {
 		return "", midFrame(err)
 	}
@@ -191,10 +192,10 @@ func (r *Reader) str() (string, error) {
 
 // bytes reads an int32-length byte string.
 func (r *Reader) bytes() ([]byte, error) {
-	if _, err := io.ReadFull(r.br, r.scratch[:4]); err != nil {
+	n, err := r.int32()
+	if err != nil {
 		return nil, midFrame(err)
 	}
-	n := int32(binary.BigEndian.Uint32(r.scratch[:4]))
 	if n < 0 {
 		return nil, fmt.Errorf("%w: item length %d", ErrMalformed, n)
 	}
@@ -222,6 +223,13 @@ func (r *Reader) readN(n int) ([]byte, error) {
 		}
 	}
 	return buf, nil
+}
+
+func (r *Reader) int32() (int32, error) {
+	if _, err := io.ReadFull(r.br, r.scratch[:4]); err != nil {
+		return 0, err
+	}
+	return int32(binary.BigEndian.Uint32(r.scratch[:4])), nil
 }
 
 func (r *Reader) int16() (int16, error) {

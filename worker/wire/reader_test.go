@@ -18,14 +18,14 @@ func TestReadResponseErrors(t *testing.T) {
 	}{
 		{"empty input is a clean EOF", "", 0, io.EOF},
 		{"one byte", "00", 0, ErrTruncated},
-		{"cut in the message", "00c8" + "0005" + "4f4b", 0, ErrTruncated},
-		{"message length below -1", "00c8" + "fffe", 0, ErrMalformed},
-		{"negative property count", "00c8" + "0000" + "fff0", 0, ErrMalformed},
-		{"content count below -1", "00c8" + "0000" + "0000" + "fffe", 0, ErrMalformed},
-		{"negative item length", "00c8" + "0000" + "0000" + "0001" + "0000" + "ffffffff", 0, ErrMalformed},
-		{"item over the cap", "00c8" + "0000" + "0000" + "0001" + "0000" + "00000011", 16, ErrTooLarge},
-		{"string over the cap", "00c8" + "0020", 16, ErrTooLarge},
-		{"item cut short", "00c8" + "0000" + "0000" + "0001" + "0000" + "03c00000" + "6869", 0, ErrTruncated},
+		{"cut in the message", "00c8" + "00000005" + "4f4b", 0, ErrTruncated},
+		{"message length below -1", "00c8" + "fffffffe", 0, ErrMalformed},
+		{"negative property count", "00c8" + "00000000" + "fff0", 0, ErrMalformed},
+		{"content count below -1", "00c8" + "00000000" + "0000" + "fffe", 0, ErrMalformed},
+		{"negative item length", "00c8" + "00000000" + "0000" + "0001" + "00000000" + "ffffffff", 0, ErrMalformed},
+		{"item over the cap", "00c8" + "00000000" + "0000" + "0001" + "00000000" + "00000011", 16, ErrTooLarge},
+		{"string over the cap", "00c8" + "00000020", 16, ErrTooLarge},
+		{"item cut short", "00c8" + "00000000" + "0000" + "0001" + "00000000" + "03c00000" + "6869", 0, ErrTruncated},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,8 +49,8 @@ func TestReadRequestErrors(t *testing.T) {
 		{"empty input is a clean EOF", "", io.EOF},
 		{"negative property count", "ffff", ErrMalformed},
 		{"negative content count", "0000" + "ffff", ErrMalformed},
-		{"cut in a value", "0001" + "0001" + "6b" + "0004" + "76", ErrTruncated},
-		{"null key reads, then cut", "0001" + "ffff", ErrTruncated},
+		{"cut in a value", "0001" + "00000001" + "6b" + "00000004" + "76", ErrTruncated},
+		{"null key reads, then cut", "0001" + "ffffffff", ErrTruncated},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,7 +85,7 @@ func TestReadChunkErrors(t *testing.T) {
 
 func TestNullStringsReadEmpty(t *testing.T) {
 	// code 500, null message, one property with a null key and a null value.
-	frame := "01f4" + "ffff" + "0001" + "ffff" + "ffff" + "0000"
+	frame := "01f4" + "ffffffff" + "0001" + "ffffffff" + "ffffffff" + "0000"
 	resp, err := NewReader(bytes.NewReader(mustHex(t, frame)), 0).ReadResponse()
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +116,7 @@ func TestReadDribble(t *testing.T) {
 // TestClaimedSizeIsNotAllocated sends an item that claims 60 MiB and carries
 // ten bytes: the reader must fail without allocating anything near 60 MiB.
 func TestClaimedSizeIsNotAllocated(t *testing.T) {
-	frame := mustHex(t, "00c8"+"0000"+"0000"+"0001"+"0000"+"03c00000"+"00010203040506070809")
+	frame := mustHex(t, "00c8"+"00000000"+"0000"+"0001"+"00000000"+"03c00000"+"00010203040506070809")
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	_, err := NewReader(bytes.NewReader(frame), 0).ReadResponse()

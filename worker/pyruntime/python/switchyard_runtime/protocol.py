@@ -1,6 +1,7 @@
 """Frame codec of the worker wire protocol (docs/protocol.md), big-endian.
 
-string: int16 length + UTF-8 (-1 = null). bytes: int32 length + bytes.
+string: int32 length + UTF-8 (-1 = null), as DJL Serving has had it since
+0.28. bytes: int32 length + bytes. Counts and the status code are int16.
 request: int16 nProps + (string, string) pairs, int16 nContent + (string, bytes).
 response: int16 code, string message, int16 nProps + pairs, int16 nContent +
 items; nContent = -1 starts a stream of chunks (int8 1 + bytes), ended by
@@ -15,7 +16,8 @@ import struct
 from .outputs import to_bytes
 
 DEFAULT_MAX_ITEM = 64 << 20  # the per-item cap of protocol.md
-MAX_STRING = 0x7FFF  # strings carry a 16-bit length
+MAX_STRING = 0x7FFFFFFF  # strings carry a 32-bit length
+MAX_INT16 = 0x7FFF  # counts and status codes carry a 16-bit one
 BIG_READ = 1 << 20  # longer items are read in pieces of this size
 
 _S16 = struct.Struct(">h")
@@ -25,6 +27,7 @@ _S8 = struct.Struct(">b")
 _h = _S16.unpack_from
 _i = _S32.unpack_from
 STREAM = _S16.pack(-1)
+NULL_STRING = _S32.pack(-1)
 END = _FLAG_LEN.pack(0, 0)
 
 
@@ -44,7 +47,7 @@ def read_request(read, max_item=DEFAULT_MAX_ITEM):
     if not head:
         return None
     try:
-        props = _read_pairs(read, _count(head))
+        props = _read_pairs(read, _count(head), max_item)
         keys, values = _read_items(read, _count(read(2)), max_item)
     except struct.error:
         raise ProtocolError("protocol: connection closed inside a frame")
@@ -58,21 +61,23 @@ def _count(raw):
     return n
 
 
-def _read_pairs(read, n):
+def _read_pairs(read, n, max_item=DEFAULT_MAX_ITEM):
     props = {}
     for _ in range(n):
-        key = _read_string(read)
-        props[key] = _read_string(read)
+        key = _read_string(read, max_item)
+        props[key] = _read_string(read, max_item)
     return props
 
 
-def _read_string(read):
-    n = _S16.unpack(read(2))[0]
+def _read_string(read, max_item=DEFAULT_MAX_ITEM):
+    n = _S32.unpack(read(4))[0]
     if n < 0:
         if n == -1:
             return None
         raise ProtocolError("protocol: bad string length %d" % n)
-    raw = read(n)
+    if n > max_item:
+        raise ProtocolError("protocol: string length %d over %d" % (n, max_item))
+    raw = read(n) if n <= BIG_READ else _read_big(read, n)
     if len(raw) != n:
         raise ProtocolError("protocol: connection closed inside a string")
     return raw.decode("utf-8", "replace")
@@ -81,7 +86,7 @@ def _read_string(read):
 def _read_items(read, n, max_item):
     keys, values = [], []
     for _ in range(n):
-        keys.append(_read_string(read))
+        keys.append(_read_string(read, max_item))
         values.append(read_bytes(read, max_item))
     return keys, values
 
@@ -120,7 +125,7 @@ def parse_request(data, pos=0, max_item=DEFAULT_MAX_ITEM):
     protocol. This is FrameReader's fast path; read_request is the general one.
     """
     try:
-        props, pos = _parse_props(data, pos)
+        props, pos = _parse_props(data, pos, max_item)
         keys, values, pos = _parse_items(data, pos, max_item)
     except struct.error:
         return None
@@ -129,28 +134,27 @@ def parse_request(data, pos=0, max_item=DEFAULT_MAX_ITEM):
     return props, keys, values, pos
 
 
-def _parse_props(data, pos):
+def _parse_props(data, pos, max_item):
     count = _h(data, pos)[0]
     pos += 2
     if count < 0:
         raise ProtocolError("protocol: negative count %d" % count)
     props = {}
     for _ in range(count):
-        n = _h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            key, n = _null(n), 0
-        else:
-            key = data[pos:pos + n].decode("utf-8", "replace")
-        pos += n
-        n = _h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            props[key] = _null(n)
-            continue
-        props[key] = data[pos:pos + n].decode("utf-8", "replace")
-        pos += n
+        key, pos = _parse_string(data, pos, max_item)
+        props[key], pos = _parse_string(data, pos, max_item)
     return props, pos
+
+
+def _parse_string(data, pos, max_item):
+    """Returns the string at data[pos:] and the position after it."""
+    n = _i(data, pos)[0]
+    pos += 4
+    if n < 0:
+        return _null(n), pos
+    if n > max_item:
+        raise ProtocolError("protocol: string length %d over %d" % (n, max_item))
+    return data[pos:pos + n].decode("utf-8", "replace"), pos + n
 
 
 def _parse_items(data, pos, max_item):
@@ -160,14 +164,8 @@ def _parse_items(data, pos, max_item):
         raise ProtocolError("protocol: negative count %d" % count)
     keys, values = [], []
     for _ in range(count):
-        n = _h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            keys.append(_null(n))
-            n = 0
-        else:
-            keys.append(data[pos:pos + n].decode("utf-8", "replace"))
-        pos += n
+        key, pos = _parse_string(data, pos, max_item)
+        keys.append(key)
         n = _i(data, pos)[0]
         pos += 4
         if n < 0 or n > max_item:
@@ -186,23 +184,23 @@ def _null(n):
 # --- writing -----------------------------------------------------------------
 
 def encode_string(text):
-    """Returns int16 length + UTF-8 of text (None -> null); too long -> EncodeError."""
+    """Returns int32 length + UTF-8 of text (None -> null); too long -> EncodeError."""
     if text is None:
-        return STREAM  # the same two bytes: -1
+        return NULL_STRING
     raw = text.encode("utf-8") if type(text) is str else str(text).encode("utf-8")
     if len(raw) > MAX_STRING:
         raise EncodeError("protocol: string of %d bytes exceeds %d" % (len(raw), MAX_STRING))
-    return _S16.pack(len(raw)) + raw
+    return _S32.pack(len(raw)) + raw
 
 
-def encode_message(text):
-    """Encodes a status message, cut at a character boundary to fit 32767 bytes."""
+def encode_message(text, limit=MAX_STRING):
+    """Encodes a status message, cut at a character boundary to fit limit bytes."""
     if text is None:
-        return STREAM
+        return NULL_STRING
     raw = str(text).encode("utf-8")
-    if len(raw) > MAX_STRING:
-        raw = raw[:MAX_STRING].decode("utf-8", "ignore").encode("utf-8")
-    return _S16.pack(len(raw)) + raw
+    if len(raw) > limit:
+        raw = raw[:limit].decode("utf-8", "ignore").encode("utf-8")
+    return _S32.pack(len(raw)) + raw
 
 
 _CACHE_LIMIT = 256
@@ -246,13 +244,13 @@ def _head(code, message, props):
 
 
 def _status(code):
-    if type(code) is int and -0x8000 <= code <= MAX_STRING:
+    if type(code) is int and -0x8000 <= code <= MAX_INT16:
         return code
     try:
         value = int(code)
     except (TypeError, ValueError):
         value = None
-    if value is None or not -0x8000 <= value <= MAX_STRING:
+    if value is None or not -0x8000 <= value <= MAX_INT16:
         raise EncodeError("protocol: status code %r is not a 16-bit integer" % (code,))
     return value
 
@@ -345,8 +343,8 @@ def read_response(read, max_chunks=None, max_item=DEFAULT_MAX_ITEM):
 
 def _read_response(read, head, max_chunks, max_item):
     code = _S16.unpack(head)[0]
-    message = _read_string(read)
-    props = _read_pairs(read, _count(read(2)))
+    message = _read_string(read, max_item)
+    props = _read_pairs(read, _count(read(2)), max_item)
     n = _S16.unpack(read(2))[0]
     if n >= 0:
         keys, values = _read_items(read, n, max_item)

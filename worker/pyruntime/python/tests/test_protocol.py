@@ -16,18 +16,24 @@ def reader(data):
 
 
 # request: nProps=1 ("a" = "b"), nContent=1 ("data" = b"hi")
-REQUEST = bytes.fromhex("0001" "0001" "61" "0001" "62" "0001" "0004" "64617461" "00000002" "6869")
+REQUEST = bytes.fromhex("0001" "00000001" "61" "00000001" "62" "0001" "00000004" "64617461" "00000002" "6869")
 # response: 200 "OK", nProps=1 ("k" = "v"), nContent=1 ("data" = b"ok")
-RESPONSE = bytes.fromhex("00c8" "0002" "4f4b" "0001" "0001" "6b" "0001" "76" "0001" "0004" "64617461"
-                         "00000002" "6f6b")
+RESPONSE = bytes.fromhex("00c8" "00000002" "4f4b" "0001" "00000001" "6b" "00000001" "76" "0001"
+                         "00000004" "64617461" "00000002" "6f6b")
 # streamed response head: 200 "OK", no props, nContent=-1
-STREAM_HEAD = bytes.fromhex("00c8" "0002" "4f4b" "0000" "ffff")
+STREAM_HEAD = bytes.fromhex("00c8" "00000002" "4f4b" "0000" "ffff")
 CHUNK_A = bytes.fromhex("01" "00000001" "61")
 END = bytes.fromhex("00" "00000000")
 END_BOOM = bytes.fromhex("00" "00000004") + b"boom"
 # a tracked piece: 200 "OK", props request_tracking_id=7, nContent=-1, one chunk "a"
-TRACKED = (bytes.fromhex("00c8" "0002" "4f4b" "0001" "0013") + b"request_tracking_id"
-           + bytes.fromhex("0001" "37" "ffff") + CHUNK_A)
+TRACKED = (bytes.fromhex("00c8" "00000002" "4f4b" "0001" "00000013") + b"request_tracking_id"
+           + bytes.fromhex("00000001" "37" "ffff") + CHUNK_A)
+# a request and a response with a 40 KB header value (int32 length 0x0000a000)
+BIG = "v" * (40 << 10)
+BIG_REQUEST = (bytes.fromhex("0001" "00000005") + b"x-big" + bytes.fromhex("0000a000") + BIG.encode()
+               + bytes.fromhex("0001" "00000004" "64617461" "00000002") + b"{}")
+BIG_RESPONSE = (bytes.fromhex("00c8" "00000002" "4f4b" "0001" "00000005") + b"x-big"
+                + bytes.fromhex("0000a000") + BIG.encode() + bytes.fromhex("0000"))
 
 
 class GoldenTest(unittest.TestCase):
@@ -41,8 +47,10 @@ class GoldenTest(unittest.TestCase):
             ("error end", protocol.encode_end("boom"), END_BOOM),
             ("tracked piece", protocol.encode_stream_head(200, "OK", {"request_tracking_id": "7"})
              + protocol.encode_chunk(b"a"), TRACKED),
-            ("null string", protocol.encode_string(None), b"\xff\xff"),
-            ("utf-8 string", protocol.encode_string("é"), b"\x00\x02\xc3\xa9"),
+            ("null string", protocol.encode_string(None), b"\xff\xff\xff\xff"),
+            ("utf-8 string", protocol.encode_string("é"), b"\x00\x00\x00\x02\xc3\xa9"),
+            ("40 KB header request", protocol.encode_request({"x-big": BIG}, [("data", b"{}")]), BIG_REQUEST),
+            ("40 KB header response", protocol.encode_response(200, "OK", {"x-big": BIG}, [], []), BIG_RESPONSE),
         ]
         for name, got, want in cases:
             with self.subTest(name):
@@ -53,6 +61,7 @@ class GoldenTest(unittest.TestCase):
                            ("in place", lambda d: protocol.parse_request(d)[:3])]:
             with self.subTest(name):
                 self.assertEqual(read(REQUEST), ({"a": "b"}, ["data"], [b"hi"]))
+                self.assertEqual(read(BIG_REQUEST), ({"x-big": BIG}, ["data"], [b"{}"]))
 
     def test_read_response(self):
         resp = protocol.read_response(reader(RESPONSE))
@@ -91,9 +100,10 @@ class ErrorTest(unittest.TestCase):
     def test_bad_requests(self):
         cases = [
             ("negative prop count", b"\xff\xfe"),
-            ("bad string length", b"\x00\x01\xff\xfe"),
-            ("negative item length", b"\x00\x00\x00\x01\x00\x00\xff\xff\xff\xfe"),
-            ("item over the cap", b"\x00\x00\x00\x01\x00\x00\x00\x00\x01\x01"),
+            ("bad string length", b"\x00\x01\xff\xff\xff\xfe"),
+            ("string over the cap", b"\x00\x01\x00\x00\x01\x01"),
+            ("negative item length", b"\x00\x00\x00\x01\x00\x00\x00\x00\xff\xff\xff\xfe"),
+            ("item over the cap", b"\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x01\x01"),
         ]
         for name, data in cases:
             with self.subTest(name):
@@ -111,13 +121,12 @@ class ErrorTest(unittest.TestCase):
 
     def test_encode_limits(self):
         with self.assertRaises(protocol.EncodeError):
-            protocol.encode_string("x" * 40000)
-        with self.assertRaises(protocol.EncodeError):
             protocol.encode_response(70000, "OK", {}, [], [])
-        long_message = protocol.encode_message("é" * 20000)
-        self.assertLessEqual(len(long_message), 2 + protocol.MAX_STRING)
-        self.assertEqual(struct.unpack(">h", long_message[:2])[0], len(long_message) - 2)
-        long_message[2:].decode("utf-8")  # cut at a character boundary
+        self.assertEqual(len(protocol.encode_string("x" * 40000)), 4 + 40000)
+        long_message = protocol.encode_message("é" * 20000, limit=32767)
+        self.assertLessEqual(len(long_message), 4 + 32767)
+        self.assertEqual(struct.unpack(">i", long_message[:4])[0], len(long_message) - 4)
+        long_message[4:].decode("utf-8")  # cut at a character boundary
 
     def test_status_code_as_text(self):
         data = protocol.encode_response("201", "Created", {}, [], [])
