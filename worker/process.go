@@ -59,10 +59,12 @@ type Spec struct {
 	Python         string          // interpreter (e.g. /usr/bin/python3)
 	Engine         string          // engine script path (switchyard_engine.py, or DJL's djl_python_engine.py)
 	PythonPath     []string        // put first on PYTHONPATH; the model folder is appended, then the environment's PYTHONPATH
-	EntryPoint     string          // --entry-point when not empty
+	EntryPoint     string          // --entry-point ("" travels as an empty argument, as in DJL)
+	Recommended    string          // --recommended-entry-point, likewise
+	AsyncMode      bool            // --async-mode, else --no-async-mode
 	DeviceID       int             // --device-id: -1 for CPU; 0 for a GPU worker pinned by VisibleDevices
 	VisibleDevices string          // CUDA_VISIBLE_DEVICES when not empty (a GPU or MIG device UUID)
-	LogLevel       string          // --log-level when not empty
+	LogLevel       string          // --log-level; "" means info
 	SocketDir      string          // created 0700 if missing
 	Env            []string        // extra environment (KEY=VALUE), last, so it wins
 	InitProps      []batching.Prop // the initialization request's properties (every model option)

@@ -46,7 +46,11 @@ func fakeMain(args []string) int {
 	fs.String("model-dir", "", "")
 	fs.String("device-id", "", "")
 	fs.String("entry-point", "", "")
+	fs.String("cluster-size", "", "")
+	fs.String("recommended-entry-point", "", "")
 	fs.String("log-level", "", "")
+	fs.Bool("async-mode", false, "")
+	fs.Bool("no-async-mode", false, "")
 	if len(args) == 0 || fs.Parse(args[1:]) != nil {
 		return 2
 	}

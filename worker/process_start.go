@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -113,18 +112,7 @@ func (p *Process) command(ctx context.Context) *exec.Cmd {
 	return cmd
 }
 
-func (p *Process) args() []string {
-	s := p.spec
-	args := []string{s.Engine, "--sock-type", "unix", "--sock-name", p.sock,
-		"--model-dir", s.ModelDir, "--device-id", strconv.Itoa(s.DeviceID)}
-	if s.EntryPoint != "" {
-		args = append(args, "--entry-point", s.EntryPoint)
-	}
-	if s.LogLevel != "" {
-		args = append(args, "--log-level", s.LogLevel)
-	}
-	return args
-}
+func (p *Process) args() []string { return commandLine(p.spec, p.sock) }
 
 func (p *Process) env() []string {
 	path := append(append([]string{}, p.spec.PythonPath...), p.spec.ModelDir)

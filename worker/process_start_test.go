@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,24 +15,47 @@ import (
 	"github.com/switchyard/switchyard/batching"
 )
 
+// TestCommandLine starts a (fake) worker and checks its whole argument list
+// against the list DJL 0.36's Connection.getPythonStartCmd builds for a
+// worker that is not MPI and talks over a Unix socket: the same arguments in
+// the same order, "" where DJL passes an empty value, and the async-mode flag
+// last.
 func TestCommandLine(t *testing.T) {
 	t.Setenv("PYTHONPATH", "/from/env")
 	t.Setenv("CUDA_VISIBLE_DEVICES", "")
 	os.Unsetenv("CUDA_VISIBLE_DEVICES")
 	tests := []struct {
 		name     string
-		device   int
-		entry    string
-		level    string
+		spec     func(*Spec)
+		want     func(python, engine, sock, dir string) []string
 		wantCUDA string // Spec.VisibleDevices, and CUDA_VISIBLE_DEVICES wanted; "" means unset
 	}{
-		{name: "cpu with entry point and log level", device: -1, entry: "model.py", level: "debug"},
-		{name: "gpu pinned by uuid without options", device: 0, wantCUDA: "GPU-00000000-0000-4000-8000-000000000001"},
+		{
+			name: "cpu, model.py, defaults",
+			spec: func(s *Spec) { s.DeviceID, s.EntryPoint = -1, "model.py" },
+			want: func(python, engine, sock, dir string) []string {
+				return []string{python, engine, "--sock-type", "unix", "--sock-name", sock, "--model-dir", dir,
+					"--entry-point", "model.py", "--device-id", "-1", "--cluster-size", "1",
+					"--recommended-entry-point", "", "--log-level", "info", "--no-async-mode"}
+			},
+		},
+		{
+			name: "gpu pinned by uuid, no entry point, recommended handler, debug, async",
+			spec: func(s *Spec) {
+				s.DeviceID, s.Recommended, s.LogLevel, s.AsyncMode = 0, "djl_python.huggingface", "debug", true
+			},
+			want: func(python, engine, sock, dir string) []string {
+				return []string{python, engine, "--sock-type", "unix", "--sock-name", sock, "--model-dir", dir,
+					"--entry-point", "", "--device-id", "0", "--cluster-size", "1",
+					"--recommended-entry-point", "djl_python.huggingface", "--log-level", "debug", "--async-mode"}
+			},
+			wantCUDA: "GPU-00000000-0000-4000-8000-000000000001",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, "EXTRA=1")
-			h.spec.DeviceID, h.spec.EntryPoint, h.spec.LogLevel = tt.device, tt.entry, tt.level
+			tt.spec(&h.spec)
 			h.spec.VisibleDevices = tt.wantCUDA
 			h.spec.PythonPath = []string{"/rt/a", "/rt/b"}
 			rec := h.recordPath(t)
@@ -41,15 +63,7 @@ func TestCommandLine(t *testing.T) {
 			r := readRecord(t, rec)
 
 			engine, _ := filepath.Abs("fake_engine.py")
-			want := []string{h.spec.Python, engine, "--sock-type", "unix", "--sock-name", p.Socket(),
-				"--model-dir", h.spec.ModelDir, "--device-id", strconv.Itoa(tt.device)}
-			if tt.entry != "" {
-				want = append(want, "--entry-point", tt.entry)
-			}
-			if tt.level != "" {
-				want = append(want, "--log-level", tt.level)
-			}
-			if !slices.Equal(r.Args, want) {
+			if want := tt.want(h.spec.Python, engine, p.Socket(), h.spec.ModelDir); !slices.Equal(r.Args, want) {
 				t.Errorf("argv\n%q\nwant\n%q", r.Args, want)
 			}
 			if r.Dir != h.spec.ModelDir {

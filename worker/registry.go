@@ -220,13 +220,16 @@ func (r *Registry) spec(m *Model, device api.Device, unit string) Spec {
 	if device.DeviceType == "gpu" {
 		id = 0
 	}
+	ep := modelEntryPoints(m.cfg, r.cfg.Env)
 	return Spec{
 		Model:          m.name,
 		ModelDir:       m.cfg.Dir,
 		Python:         m.cfg.PythonExecutable,
 		Engine:         r.cfg.Engine,
 		PythonPath:     append(slices.Clone(r.cfg.PythonPath), m.extraPath()...),
-		EntryPoint:     m.cfg.EntryPoint,
+		EntryPoint:     ep.entry,
+		Recommended:    ep.recommended,
+		AsyncMode:      asyncMode(m.cfg),
 		DeviceID:       id,
 		VisibleDevices: unit,
 		LogLevel:       r.cfg.LogLevel,

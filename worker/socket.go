@@ -84,8 +84,10 @@ func clearStale(path string) (bool, error) {
 	return true, nil
 }
 
-// removeSocket removes a socket file; one already gone is fine.
+// removeSocket removes a socket file, and the <socket>.pid file that DJL's
+// own engine writes beside it; files already gone are fine.
 func removeSocket(path string) error {
+	_ = os.Remove(path + ".pid")
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}

@@ -10,8 +10,11 @@
 // so two servers sharing a cache never see half a tree. Workers are then
 // started as
 //
-//	<python> <Runtime.Engine> --sock-type unix --sock-name <sock> --model-dir <dir> --device-id <n>
+//	<python> <Runtime.Engine> --sock-type unix --sock-name <sock> --model-dir <dir> \
+//	    --entry-point <ep> --device-id <n> --cluster-size 1 \
+//	    --recommended-entry-point <rep> --log-level <level> --no-async-mode
 //
-// with Runtime.PythonPath first on PYTHONPATH. The wire protocol the engine
+// (DJL Serving 0.36's argument list) with Runtime.PythonPath first on
+// PYTHONPATH. The wire protocol the engine
 // speaks is described in docs/protocol.md.
 package pyruntime

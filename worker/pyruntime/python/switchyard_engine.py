@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """switchyard's Python worker: the engine the front-end starts per model worker.
 
-    python3 switchyard_engine.py --sock-type unix --sock-name PATH \
-        --model-dir DIR --device-id N [--entry-point EP] [--log-level LEVEL]
+    python3 switchyard_engine.py --sock-type unix --sock-name PATH --model-dir DIR \
+        --entry-point EP --device-id N --cluster-size 1 \
+        --recommended-entry-point REP --log-level LEVEL --async-mode|--no-async-mode
 
 It takes DJL Serving's engine command line and speaks its wire protocol, so
 handlers written for DJL (``from djl_python import Input, Output``) run as

@@ -22,7 +22,15 @@ _LEVELS = {"trace": logging.DEBUG, "debug": logging.DEBUG, "info": logging.INFO,
 
 
 def parse_args(argv):
-    """Parses DJL's engine command line; returns (args, the arguments it ignored)."""
+    """Parses DJL 0.36's engine command line; returns (args, the arguments it ignored).
+
+    Every argument DJL's djl_python_engine.py takes is accepted. An empty
+    --entry-point (DJL passes "" when the model names none) means none.
+    --recommended-entry-point, --cluster-size, the parallel degrees and
+    --async-mode/--no-async-mode are accepted and not used: this runtime
+    picks its own handler for a folder without one (backends.py), serves one
+    process per worker, and always takes tracked (async) requests.
+    """
     parser = argparse.ArgumentParser(prog="switchyard_engine", description="switchyard Python worker")
     parser.add_argument("--sock-type", default="unix")
     parser.add_argument("--sock-name")
@@ -30,8 +38,15 @@ def parse_args(argv):
     parser.add_argument("--model-dir", required=True)
     parser.add_argument("--device-id", default="-1")
     parser.add_argument("--entry-point")
+    parser.add_argument("--recommended-entry-point")
+    parser.add_argument("--cluster-size", type=int)
+    parser.add_argument("--tensor-parallel-degree", type=int)
+    parser.add_argument("--pipeline-parallel-degree", type=int)
     parser.add_argument("--log-level", default="info")
-    return parser.parse_known_args(argv)
+    parser.add_argument("--async-mode", action=argparse.BooleanOptionalAction)
+    args, ignored = parser.parse_known_args(argv)
+    args.entry_point = args.entry_point or None
+    return args, ignored
 
 
 def log_level(name):

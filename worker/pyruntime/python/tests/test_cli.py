@@ -14,10 +14,25 @@ class ArgsTest(unittest.TestCase):
     def test_parse(self):
         args, ignored = cli.parse_args(["--sock-type", "unix", "--sock-name", "/tmp/s", "--model-dir", "/m",
                                         "--device-id", "2", "--entry-point", "x.py", "--log-level", "debug",
-                                        "--tensor-parallel-degree", "4", "--async-mode"])
+                                        "--tensor-parallel-degree", "4", "--async-mode", "--future-flag"])
         self.assertEqual((args.sock_name, args.model_dir, args.device_id, args.entry_point, args.log_level),
                          ("/tmp/s", "/m", "2", "x.py", "debug"))
-        self.assertEqual(ignored, ["--tensor-parallel-degree", "4", "--async-mode"])
+        self.assertEqual((args.tensor_parallel_degree, args.async_mode), (4, True))
+        self.assertEqual(ignored, ["--future-flag"])
+
+    def test_djl_command_line(self):
+        """The argument list DJL 0.36 builds (Connection.getPythonStartCmd, not MPI), empty values included."""
+        argv = ["--sock-type", "unix", "--sock-name", "/tmp/djl_sock.19000", "--model-dir", "/opt/ml/model",
+                "--entry-point", "", "--device-id", "-1", "--cluster-size", "1",
+                "--recommended-entry-point", "djl_python.huggingface", "--log-level", "info", "--no-async-mode"]
+        args, ignored = cli.parse_args(argv)
+        self.assertEqual(ignored, [])
+        self.assertEqual((args.entry_point, args.recommended_entry_point, args.cluster_size, args.async_mode),
+                         (None, "djl_python.huggingface", 1, False))
+        argv[argv.index("--entry-point") + 1] = "model.py"
+        argv[-1] = "--async-mode"
+        args, _ = cli.parse_args(argv)
+        self.assertEqual((args.entry_point, args.async_mode), ("model.py", True))
 
     def test_defaults(self):
         args, _ = cli.parse_args(["--model-dir", "/m"])
