@@ -29,12 +29,17 @@ var (
 	ErrPredictTimeout = errors.New("api: predict timeout")
 )
 
-// Model states as they appear in /ping, GET /models and describe records.
+// Model states, in DJL Serving's words. Describe records and /ping say
+// StatusHealthy or StatusUnhealthy (fewer live workers than the minimum) for
+// a model that has loaded, else StatusPending or StatusFailed (DJL's
+// DescribeWorkflowResponse). GET /models says StatusReady, StatusPending or
+// StatusFailed (DJL's WorkerPoolConfig.Status).
 const (
 	StatusHealthy   = "Healthy"
 	StatusUnhealthy = "Unhealthy"
-	StatusLoading   = "Loading"
-	StatusFailed    = "Failed"
+	StatusReady     = "READY"
+	StatusPending   = "PENDING"
+	StatusFailed    = "FAILED"
 )
 
 // ModelSummary is one entry of GET /models.
@@ -145,4 +150,8 @@ type ScaleRequest struct {
 type ModelHealth struct {
 	Status string `json:"status"`
 	Error  string `json:"error,omitempty"`
+	// StartupLoading is true for a model loaded at startup whose first load
+	// has not finished: /ping answers 503 while one is (DJL's
+	// wait_model_loading). It is not part of the answer's JSON.
+	StartupLoading bool `json:"-"`
 }

@@ -18,34 +18,67 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
-// TestAPIGolden compares GET /models (whole, and in pages) and GET
-// /models/{name} from a real server on three probe models with the golden
-// files in testdata/golden. Values that differ from run to run (pids,
-// start times, socket numbers, resident memory, the store's path) are
-// checked for their form and then replaced by placeholders.
+// heldSource is a model.py whose import waits until a file OPEN appears in
+// its folder (at most two minutes): the model stays PENDING until then.
+const heldSource = `import os
+import time
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_deadline = time.monotonic() + 120
+while not os.path.exists(os.path.join(_HERE, "OPEN")) and time.monotonic() < _deadline:
+    time.sleep(0.01)
+
+
+def handle(inputs):
+    return None
+`
+
+// TestAPIGolden compares GET /models (whole, and in pages), GET
+// /models/{name} and GET /ping from a real server with the golden files in
+// testdata/golden: three probe models that load (READY, Healthy), one whose
+// import fails (FAILED) and one registered later whose import is held
+// (PENDING). Values that differ from run to run (pids, start times, socket
+// numbers, resident memory, the store's path, a traceback) are checked for
+// their form and then replaced by placeholders.
 func TestAPIGolden(t *testing.T) {
 	store := t.TempDir()
 	probeModel(t, store, "alpha", "batch_size=2", "max_batch_delay=50", "job_queue_size=10", "minWorkers=1", "maxWorkers=2")
 	probeModel(t, store, "beta", "minWorkers=1", "maxWorkers=1")
 	probeModel(t, store, "gamma", "minWorkers=0", "maxWorkers=1", "max_idle_time=30")
-	s := StartServer(t, Options{Store: store})
+	WriteModel(t, store, "delta", map[string]string{"model.py": brokenSource})
+	held := WriteModel(t, store, "epsilon", map[string]string{"model.py": heldSource})
+	t.Cleanup(func() { mustWrite(t, filepath.Join(held, "OPEN"), "") })
+	s := StartServer(t, Options{Store: store, Models: "alpha,beta,gamma,delta", Config: map[string]string{"retry_threshold": "1"}})
 	s.WaitStatus(waitLimit, api.StatusHealthy, "alpha", "beta", "gamma")
+	s.WaitStatus(waitLimit, api.StatusFailed, "delta")
+	if code, body := s.Do(http.MethodPost, s.Management+"/models?url=epsilon&synchronous=false", "", nil); code != http.StatusAccepted {
+		t.Fatalf("register epsilon: %d %s", code, body)
+	}
 	real, err := filepath.EvalSymlinks(store)
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := normalizer{store: real, sockets: regexp.MustCompile("^" + regexp.QuoteMeta(s.SocketDir) + `/switchyard\.sock\.\d+$`)}
-	for _, tc := range []struct{ file, path string }{
-		{"models.json", "/models"},
-		{"models_limit2.json", "/models?limit=2"},
-		{"models_page2.json", "/models?limit=2&next_page_token=2"},
-		{"describe_alpha.json", "/models/alpha"},
-		{"describe_gamma.json", "/models/gamma"},
+	for _, tc := range []struct {
+		file, path string
+		code       int
+	}{
+		{"models.json", "/models", http.StatusOK},
+		{"models_limit2.json", "/models?limit=2", http.StatusOK},
+		{"models_page2.json", "/models?limit=2&next_page_token=2", http.StatusOK},
+		{"describe_alpha.json", "/models/alpha", http.StatusOK},
+		{"describe_gamma.json", "/models/gamma", http.StatusOK},
+		{"describe_delta.json", "/models/delta", http.StatusOK},
+		{"ping.json", "/ping", http.StatusInternalServerError},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			code, body := s.Get(s.Management + tc.path)
-			if code != http.StatusOK {
-				t.Fatalf("GET %s: %d %s", tc.path, code, body)
+			base := s.Management
+			if tc.path == "/ping" {
+				base = s.Inference
+			}
+			code, body := s.Get(base + tc.path)
+			if code != tc.code {
+				t.Fatalf("GET %s: %d %s, want %d", tc.path, code, body, tc.code)
 			}
 			checkGolden(t, tc.file, n.normalize(t, body))
 		})
@@ -107,6 +140,8 @@ func (n normalizer) value(t *testing.T, key string, v any) any {
 		ok = err == nil
 	case "socket":
 		ok = n.sockets.MatchString(s)
+	case "lastError", "error":
+		ok = strings.Contains(s, brokenLine) || strings.Contains(s, "exit status 1")
 	case "modelUrl":
 		rest, found := strings.CutPrefix(s, n.store+"/")
 		if !found {

@@ -27,7 +27,7 @@ func TestHealthEndpoints(t *testing.T) {
 		t.Fatalf("register slow: %d %s", code, body)
 	}
 	checkHealth(t, s, "one loading", http.StatusOK, http.StatusServiceUnavailable,
-		map[string]string{"steady": api.StatusHealthy, "single": api.StatusHealthy, "slow": api.StatusLoading})
+		map[string]string{"steady": api.StatusHealthy, "single": api.StatusHealthy, "slow": api.StatusPending})
 	s.WaitStatus(faultWait, api.StatusHealthy, "slow")
 
 	if code, body := s.Do(http.MethodPut, s.Management+"/models/single?min_worker=2&synchronous=false", "", nil); code != http.StatusAccepted {

@@ -87,6 +87,13 @@ type Config struct {
 	// ShutdownTimeout bounds how long Serve lets in-flight requests finish
 	// once its context is done. Zero means DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
+	// NoWaitModelLoading is DJL's wait_model_loading=false: /ping does not
+	// answer 503 while the models loaded at startup load (they count as
+	// PENDING, like models registered later).
+	NoWaitModelLoading bool
+	// AllowMultiStatus is DJL's allow_multi_status=true: /ping answers 207
+	// instead of 200 while a model is PENDING.
+	AllowMultiStatus bool
 	// Logger receives request failures and listener events. Nil means none.
 	Logger *zap.Logger
 	// Registry is the one Prometheus registry: the server registers its

@@ -78,9 +78,18 @@ func (f *fakeModels) List() []api.ModelSummary {
 		f.mu.Lock()
 		r := f.records[n]
 		f.mu.Unlock()
-		out = append(out, api.ModelSummary{ModelName: n, ModelURL: r.ModelURL, Status: r.Status})
+		out = append(out, api.ModelSummary{ModelName: n, ModelURL: r.ModelURL, Status: listStatus(r.Status)})
 	}
 	return out
+}
+
+// listStatus turns a describe status into the list's word, as the registry
+// does: a loaded model is READY whether or not it is Healthy.
+func listStatus(describe string) string {
+	if describe == api.StatusHealthy || describe == api.StatusUnhealthy {
+		return api.StatusReady
+	}
+	return describe
 }
 
 func (f *fakeModels) Describe(name string) (api.ModelRecord, error) {

@@ -101,7 +101,7 @@ func FuzzRequest(f *testing.F) {
 		f.Add(s.method, s.path, s.hk, s.hv, s.query, []byte(s.body))
 	}
 	fake := newFake("a", "b.c")
-	fake.health["b.c"] = fakeHealth("Failed")
+	fake.health["b.c"] = fakeHealth("FAILED")
 	ms := startMemServer(f, fake)
 	f.Fuzz(func(t *testing.T, method, path, hk, hv, query string, body []byte) {
 		req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()

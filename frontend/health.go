@@ -10,30 +10,46 @@ import (
 	"github.com/switchyard/switchyard/api"
 )
 
-// ping answers GET /ping with every model's state. The status is 500 when a
-// model has failed, else 503 when one is unhealthy, else 200 (loading
-// models count as fine, so a container is not killed while it loads).
+// ping answers GET /ping with every model's state, by DJL Serving's rule
+// (InferenceRequestHandler, ModelManager.workerStatus) with two additions
+// for container platforms: 503 while a model loaded at startup has not
+// finished its first load (unless Config.NoWaitModelLoading), and 503 while
+// a model has fewer live workers than its minimum.
 func (s *Server) ping(ctx *fasthttp.RequestCtx) error {
 	health := s.models.Health()
 	if health == nil {
 		health = map[string]api.ModelHealth{}
 	}
-	writeJSON(ctx, pingStatus(health), health)
+	writeJSON(ctx, s.pingStatus(health), health)
 	return nil
 }
 
-func pingStatus(health map[string]api.ModelHealth) int {
-	code := fasthttp.StatusOK
+// pingStatus is 500 when a model has FAILED; else 503 when a startup model
+// is still loading or a model is Unhealthy; else 207 when a model is
+// PENDING and allow_multi_status is set; else 200.
+func (s *Server) pingStatus(health map[string]api.ModelHealth) int {
+	var failed, waiting, pending bool
 	for _, h := range health {
 		switch h.Status {
-		case api.StatusHealthy, api.StatusLoading:
+		case api.StatusHealthy:
+		case api.StatusPending:
+			pending = true
+			waiting = waiting || h.StartupLoading && !s.cfg.NoWaitModelLoading
 		case api.StatusFailed:
-			return fasthttp.StatusInternalServerError
+			failed = true
 		default:
-			code = fasthttp.StatusServiceUnavailable
+			waiting = true
 		}
 	}
-	return code
+	switch {
+	case failed:
+		return fasthttp.StatusInternalServerError
+	case waiting:
+		return fasthttp.StatusServiceUnavailable
+	case pending && s.cfg.AllowMultiStatus:
+		return fasthttp.StatusMultiStatus
+	}
+	return fasthttp.StatusOK
 }
 
 // ready answers GET /v2/health/ready: an empty 200 when every model is

@@ -25,7 +25,9 @@ func TestPing(t *testing.T) {
 	}{
 		{"no models", nil, 200},
 		{"healthy", health(api.StatusHealthy, api.StatusHealthy), 200},
-		{"loading", health(api.StatusHealthy, api.StatusLoading), 200},
+		{"pending", health(api.StatusHealthy, api.StatusPending), 200},
+		{"startup model loading", startupLoading(api.StatusHealthy), 503},
+		{"startup model loading, failed", startupLoading(api.StatusFailed), 500},
 		{"unhealthy", health(api.StatusHealthy, api.StatusUnhealthy), 503},
 		{"unknown state", health("Confused"), 503},
 		{"failed", health(api.StatusFailed, api.StatusHealthy), 500},
@@ -44,6 +46,7 @@ func TestPing(t *testing.T) {
 				t.Fatalf("body %s does not list every model", body)
 			}
 			for name, h := range c.health {
+				h.StartupLoading = false // not part of the answer
 				if got[name] != h {
 					t.Errorf("%s = %+v, want %+v", name, got[name], h)
 				}
@@ -62,6 +65,48 @@ func TestPing(t *testing.T) {
 	})
 }
 
+// startupLoading returns health with one more model, "z", loaded at startup
+// and still loading.
+func startupLoading(states ...string) map[string]api.ModelHealth {
+	m := health(states...)
+	m["z"] = api.ModelHealth{Status: api.StatusPending, StartupLoading: true}
+	return m
+}
+
+// TestPingOptions checks DJL's wait_model_loading=false and
+// allow_multi_status=true.
+func TestPingOptions(t *testing.T) {
+	cases := []struct {
+		name          string
+		noWait, multi bool
+		health        map[string]api.ModelHealth
+		code          int
+	}{
+		{"no wait: a loading startup model is PENDING", true, false, startupLoading(api.StatusHealthy), 200},
+		{"no wait, multi status", true, true, startupLoading(api.StatusHealthy), 207},
+		{"multi status: a PENDING model", false, true, health(api.StatusHealthy, api.StatusPending), 207},
+		{"multi status: all healthy", false, true, health(api.StatusHealthy), 200},
+		{"multi status: startup still loading", false, true, startupLoading(), 503},
+		{"multi status: unhealthy", false, true, health(api.StatusPending, api.StatusUnhealthy), 503},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFake()
+			f.health = c.health
+			ts := startServer(t, f, func(cfg *Config) { cfg.NoWaitModelLoading, cfg.AllowMultiStatus = c.noWait, c.multi })
+			resp, body := ts.do(t, "GET", ts.inf+"/ping", "", nil)
+			if resp.StatusCode != c.code {
+				t.Errorf("status = %d, want %d (%s)", resp.StatusCode, c.code, body)
+			}
+			var got map[string]api.ModelHealth
+			decode(t, resp, body, &got)
+			if len(got) != len(c.health) {
+				t.Errorf("body %s does not list every model", body)
+			}
+		})
+	}
+}
+
 func TestHealthV2(t *testing.T) {
 	f := newFake()
 	ts := startServer(t, f)
@@ -72,7 +117,7 @@ func TestHealthV2(t *testing.T) {
 	}{
 		{"no models", nil, 200, 200},
 		{"healthy", health(api.StatusHealthy), 200, 200},
-		{"loading", health(api.StatusHealthy, api.StatusLoading), 200, 503},
+		{"loading", health(api.StatusHealthy, api.StatusPending), 200, 503},
 		{"failed", health(api.StatusFailed), 200, 503},
 	}
 	for _, c := range cases {

@@ -110,7 +110,7 @@ func TestDescribeGolden(t *testing.T) {
 			}},
 		}, {Device: api.Device{DeviceType: "cpu", DeviceID: -1}}},
 	}
-	f.records["bare"] = api.ModelRecord{ModelName: "bare", ModelURL: "/models/bare", Status: api.StatusLoading}
+	f.records["bare"] = api.ModelRecord{ModelName: "bare", ModelURL: "/models/bare", Status: api.StatusPending}
 	ts := startServer(t, f)
 	for _, name := range []string{"a", "bare"} {
 		t.Run(name, func(t *testing.T) {

@@ -57,6 +57,8 @@ type Server struct {
 	ShutdownGrace         time.Duration // shutdown_grace_period (s)
 	RetryThreshold        int           // retry_threshold
 	AllowedModelRoots     []string      // allowed_model_roots: folders POST /models may register from
+	WaitModelLoading      bool          // wait_model_loading: /ping is 503 until the startup models have loaded
+	AllowMultiStatus      bool          // allow_multi_status: /ping is 207 while a model is PENDING
 
 	// Worker caps; 0 means derived from the host when the registry starts.
 	MaxWorkersPerModel int // max_workers_per_model: the most workers one model may have
@@ -98,7 +100,7 @@ func defaultServer() *Server {
 		MaxIdleTime: DefaultMaxIdleTime, MaxRequestSize: DefaultMaxRequestSize,
 		ThrottleErrorHTTPCode: DefaultThrottleCode, SocketDir: os.TempDir(),
 		PythonExecutable: DefaultPythonExecutable, ShutdownGrace: DefaultShutdownGrace,
-		RetryThreshold: DefaultRetryThreshold, Extra: map[string]string{},
+		RetryThreshold: DefaultRetryThreshold, WaitModelLoading: true, Extra: map[string]string{},
 	}
 }
 
@@ -173,6 +175,8 @@ func (s *Server) fields(strs *serverStrings) []field {
 		intField("max_workers_total", &s.MaxWorkersTotal),
 		secretField("management_token", &s.ManagementToken),
 		boolField("metrics_require_token", &s.MetricsRequireToken),
+		boolField("wait_model_loading", &s.WaitModelLoading),
+		boolField("allow_multi_status", &s.AllowMultiStatus),
 	}
 }
 

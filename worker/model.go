@@ -39,17 +39,18 @@ type Model struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // worker and scaler goroutines
 
-	mu        sync.Mutex
-	queue     *batching.Queue
-	state     modelState
-	failures  int    // consecutive worker failures
-	lastErr   string // last failure, with the stderr tail
-	deps      string // folder of the model's pip requirements, if any
-	rolling   string // dispatch mode the workers report: "disable" or a rolling-batch backend
-	groups    []*group
-	workerSeq int
-	changed   chan struct{} // closed and replaced whenever state or worker counts change
-	scaleReq  chan struct{}
+	mu         sync.Mutex
+	queue      *batching.Queue
+	state      modelState
+	loadedOnce bool   // the first load has finished: the model was ready or FAILED once
+	failures   int    // consecutive worker failures
+	lastErr    string // last failure, with the stderr tail
+	deps       string // folder of the model's pip requirements, if any
+	rolling    string // dispatch mode the workers report: "disable" or a rolling-batch backend
+	groups     []*group
+	workerSeq  int
+	changed    chan struct{} // closed and replaced whenever state or worker counts change
+	scaleReq   chan struct{}
 }
 
 func newModel(reg *Registry, name, url string, cfg *properties.Model, startup bool) *Model {
@@ -91,20 +92,37 @@ func (m *Model) setRolling(mode string) {
 	m.mu.Unlock()
 }
 
-// status is the model's health as /ping and describe report it.
+// status is the model's health as /ping and describe report it: Healthy
+// or Unhealthy once it has loaded, else PENDING or FAILED.
 func (m *Model) status() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	switch m.state {
-	case stateLoading:
-		return api.StatusLoading
-	case stateFailed:
-		return api.StatusFailed
+	if word := m.stateWordLocked(); word != api.StatusReady {
+		return word
 	}
 	if !m.minimumLiveLocked() {
 		return api.StatusUnhealthy
 	}
 	return api.StatusHealthy
+}
+
+// listStatus is the model's state as GET /models reports it: READY,
+// PENDING or FAILED.
+func (m *Model) listStatus() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.stateWordLocked()
+}
+
+// stateWordLocked is DJL's word for the model's state; m.mu is held.
+func (m *Model) stateWordLocked() string {
+	switch m.state {
+	case stateLoading:
+		return api.StatusPending
+	case stateFailed:
+		return api.StatusFailed
+	}
+	return api.StatusReady
 }
 
 // workerReady notes a worker of g that loaded: its device is up, it ends a
@@ -146,7 +164,7 @@ func (m *Model) deviceDown(g *group, err error) bool {
 // settleLoadLocked ends a first load once every group has its minimum.
 func (m *Model) settleLoadLocked() {
 	if m.state == stateLoading && m.minimumLiveLocked() {
-		m.state = stateReady
+		m.state, m.loadedOnce = stateReady, true
 	}
 }
 
@@ -222,7 +240,7 @@ func (m *Model) workerFailed(err error, stderr []string) bool {
 // queue is answered; a fresh queue takes requests again once the model is
 // scaled or registered anew.
 func (m *Model) failLocked() {
-	m.state = stateFailed
+	m.state, m.loadedOnce = stateFailed, true
 	m.changedLocked()
 	m.reg.log.Error("model FAILED; scale or register it again once the cause is fixed",
 		zap.String("model", m.name), zap.Int("failures", m.failures), zap.String("error", firstLine(m.lastErr)))
@@ -264,7 +282,7 @@ func (m *Model) fillLocked() {
 		}
 	}
 	if m.state == stateLoading && m.totalMinLocked() == 0 {
-		m.state = stateReady
+		m.state, m.loadedOnce = stateReady, true
 		m.changedLocked()
 	}
 }
@@ -299,6 +317,14 @@ func (m *Model) removed() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.state == stateRemoved
+}
+
+// startupLoading reports whether the model was loaded at startup and its
+// first load has not finished yet.
+func (m *Model) startupLoading() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.startup && !m.loadedOnce
 }
 
 // failed reports whether the model is FAILED, and why.
@@ -351,7 +377,8 @@ func firstLine(s string) string {
 
 // submit queues a job for this model. A job without a deadline gets
 // predict_timeout: it is answered with batching.ErrExpired when no worker
-// has taken it by then.
+// has taken it by then. A model still loading (PENDING) queues the job like
+// any other: its first worker takes it once it is up.
 func (m *Model) submit(j *batching.Job) error {
 	m.mu.Lock()
 	state, q := m.state, m.queue
@@ -380,8 +407,6 @@ func (m *Model) refusal(state modelState) error {
 			return fmt.Errorf("%w: model %s: server shutting down", batching.ErrClosed, m.name)
 		}
 		return fmt.Errorf("%w: %s", api.ErrModelNotFound, m.name)
-	case stateLoading:
-		return fmt.Errorf("%w: model %s is loading", api.ErrNotReady, m.name)
 	}
 	return nil
 }

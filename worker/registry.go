@@ -150,7 +150,7 @@ func (r *Registry) List() []api.ModelSummary {
 	ms := r.snapshot()
 	out := make([]api.ModelSummary, len(ms))
 	for i, m := range ms {
-		out[i] = api.ModelSummary{ModelName: m.name, ModelURL: m.url, Status: m.status()}
+		out[i] = api.ModelSummary{ModelName: m.name, ModelURL: m.url, Status: m.listStatus()}
 	}
 	return out
 }
@@ -172,7 +172,7 @@ func (r *Registry) Describe(name string) (api.ModelRecord, error) {
 func (r *Registry) Health() map[string]api.ModelHealth {
 	out := map[string]api.ModelHealth{}
 	for _, m := range r.snapshot() {
-		h := api.ModelHealth{Status: m.status()}
+		h := api.ModelHealth{Status: m.status(), StartupLoading: m.startupLoading()}
 		if bad, why := m.failed(); bad {
 			h.Error = firstLine(why)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/properties"
 )
 
 func TestValidName(t *testing.T) {
@@ -166,22 +167,30 @@ func TestRegistryUnknownModel(t *testing.T) {
 	}
 }
 
-// TestRegistryLoadingRefuses checks that a model refuses requests while its
-// first worker loads, and takes them once it is ready.
-func TestRegistryLoadingRefuses(t *testing.T) {
+// TestRegistryLoadingQueues checks that a request for a model whose first
+// worker is still loading (PENDING) waits in its queue and is answered once
+// the worker is up, instead of being refused.
+func TestRegistryLoadingQueues(t *testing.T) {
 	r := newTestRegistry(t)
-	r.probe(t, "lazy", nil)
+	dir := r.probe(t, "lazy", nil, "GATE")
 	if _, err := r.Register(context.Background(), api.RegisterRequest{URL: "lazy"}); err != nil {
 		t.Fatal(err)
 	}
-	if st := r.status(t, "lazy"); st == api.StatusLoading {
-		if err := r.Submit("lazy", newJob("early")); !errors.Is(err, api.ErrNotReady) {
-			t.Errorf("Submit while loading = %v, want ErrNotReady", err)
-		}
+	if st := r.status(t, "lazy"); st != api.StatusPending {
+		t.Fatalf("status while the import is held: %s, want %s", st, api.StatusPending)
 	}
-	eventuallyTrue(t, "lazy healthy", func() bool { return r.status(t, "lazy") == api.StatusHealthy })
-	if _, err := r.call(t, "lazy", newJob("late")); err != nil {
+	if got := r.List()[0].Status; got != api.StatusPending {
+		t.Errorf("list status while loading: %s, want %s", got, api.StatusPending)
+	}
+	early := r.submit(t, "lazy", newJob("early"))
+	if err := os.WriteFile(filepath.Join(dir, "OPEN"), nil, 0o644); err != nil {
 		t.Fatal(err)
+	}
+	if resp, err := await(t, early); err != nil || string(resp.Body) != "early" {
+		t.Fatalf("the request sent while loading: %+v, %v", resp, err)
+	}
+	if st, list := r.status(t, "lazy"), r.List()[0].Status; st != api.StatusHealthy || list != api.StatusReady {
+		t.Errorf("after the load: describe %s, list %s; want %s and %s", st, list, api.StatusHealthy, api.StatusReady)
 	}
 }
 
@@ -200,5 +209,31 @@ func TestRegistryBatches(t *testing.T) {
 		if err != nil || string(resp.Body) != j.ID {
 			t.Errorf("job %s: %+v, %v", j.ID, resp, err)
 		}
+	}
+}
+
+// TestRegistryStartupLoading checks the health entry /ping reads: a model
+// loaded at startup is StartupLoading until its first load ends, a model
+// registered later never is.
+func TestRegistryStartupLoading(t *testing.T) {
+	r := newTestRegistry(t)
+	boot := r.probe(t, "boot", nil, "GATE")
+	r.probe(t, "later", nil, "GATE")
+	if err := r.LoadStartup([]properties.ModelRef{{Name: "boot", Path: boot}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Register(context.Background(), api.RegisterRequest{URL: "later"}); err != nil {
+		t.Fatal(err)
+	}
+	h := r.Health()
+	if !h["boot"].StartupLoading || h["boot"].Status != api.StatusPending || h["later"].StartupLoading {
+		t.Fatalf("while both load: %+v", h)
+	}
+	if err := os.WriteFile(filepath.Join(boot, "OPEN"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	eventuallyTrue(t, "boot healthy", func() bool { return r.status(t, "boot") == api.StatusHealthy })
+	if h := r.Health()["boot"]; h.StartupLoading {
+		t.Errorf("after the first load: %+v", h)
 	}
 }

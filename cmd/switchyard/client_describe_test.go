@@ -121,12 +121,12 @@ Workers on cpu (min 1, max 2): none
 
 func TestDescribeSeveralRecords(t *testing.T) {
 	body := `[{"workflowName": "w", "models": [` + minimalBody[len(`[{"workflowName": "a", "models": [`):len(minimalBody)-3] +
-		`, {"modelName": "b", "modelUrl": "/models/b", "status": "Loading", "workerGroups": []}]}]`
+		`, {"modelName": "b", "modelUrl": "/models/b", "status": "PENDING", "workerGroups": []}]}]`
 	f := newFakeAPI(t, reply{status: 200, body: body})
 	code, stdout, stderr := cli(t, "describe", "w", "--url", f.URL)
 	wantText := minimalText + "\n" + `Name:                b
 URL:                 /models/b
-Status:              Loading
+Status:              PENDING
 Batch size:          0
 Max batch delay:     0 ms
 Max idle time:       0 s

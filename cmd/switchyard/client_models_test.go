@@ -17,37 +17,37 @@ func TestModels(t *testing.T) {
 	}{
 		{"one page",
 			[]reply{{status: 200, body: `{"models": [
-				{"modelName": "alpha", "modelUrl": "/models/alpha", "status": "Healthy"},
-				{"modelName": "langid", "modelUrl": "s3://bucket/langid.tar.gz", "status": "Loading"}]}`}},
+				{"modelName": "alpha", "modelUrl": "/models/alpha", "status": "READY"},
+				{"modelName": "langid", "modelUrl": "s3://bucket/langid.tar.gz", "status": "PENDING"}]}`}},
 			nil,
 			want{stdout: "NAME     STATUS    URL\n" +
-				"alpha    Healthy   /models/alpha\n" +
-				"langid   Loading   s3://bucket/langid.tar.gz\n",
+				"alpha    READY     /models/alpha\n" +
+				"langid   PENDING   s3://bucket/langid.tar.gz\n",
 				reqs: []seen{list(first)}}},
 		{"every page",
 			[]reply{
-				{status: 200, body: `{"models": [{"modelName": "a", "modelUrl": "/m/a", "status": "Healthy"},
-					{"modelName": "b", "modelUrl": "/m/b", "status": "Healthy"}], "nextPageToken": "2"}`},
-				{status: 200, body: `{"models": [{"modelName": "c", "modelUrl": "/m/c", "status": "Failed"}]}`}},
+				{status: 200, body: `{"models": [{"modelName": "a", "modelUrl": "/m/a", "status": "READY"},
+					{"modelName": "b", "modelUrl": "/m/b", "status": "READY"}], "nextPageToken": "2"}`},
+				{status: 200, body: `{"models": [{"modelName": "c", "modelUrl": "/m/c", "status": "FAILED"}]}`}},
 			nil,
-			want{stdout: "NAME   STATUS    URL\na      Healthy   /m/a\nb      Healthy   /m/b\nc      Failed    /m/c\n",
+			want{stdout: "NAME   STATUS   URL\na      READY    /m/a\nb      READY    /m/b\nc      FAILED   /m/c\n",
 				reqs: []seen{list(first), list(second)}}},
 		{"json joins the pages",
 			[]reply{
-				{status: 200, body: `{"models": [{"modelName": "a", "modelUrl": "/m/a", "status": "Healthy"}], "nextPageToken": "2"}`},
-				{status: 200, body: `{"models": [{"modelName": "c", "modelUrl": "/m/c", "status": "Failed"}]}`}},
+				{status: 200, body: `{"models": [{"modelName": "a", "modelUrl": "/m/a", "status": "READY"}], "nextPageToken": "2"}`},
+				{status: 200, body: `{"models": [{"modelName": "c", "modelUrl": "/m/c", "status": "FAILED"}]}`}},
 			[]string{"--json"},
 			want{stdout: `{
   "models": [
     {
       "modelName": "a",
       "modelUrl": "/m/a",
-      "status": "Healthy"
+      "status": "READY"
     },
     {
       "modelName": "c",
       "modelUrl": "/m/c",
-      "status": "Failed"
+      "status": "FAILED"
     }
   ]
 }

@@ -181,6 +181,7 @@ func newFrontend(srv *properties.Server, reg *worker.Registry, metrics *promethe
 		MaxRequestSize: int(srv.MaxRequestSize), ThrottleCode: srv.ThrottleErrorHTTPCode,
 		ShutdownTimeout: srv.ShutdownGrace + answerMargin, Logger: log, Registry: metrics,
 		ManagementToken: srv.ManagementToken.Reveal(), MetricsRequireToken: srv.MetricsRequireToken,
+		NoWaitModelLoading: !srv.WaitModelLoading, AllowMultiStatus: srv.AllowMultiStatus,
 	}, reg)
 }
 

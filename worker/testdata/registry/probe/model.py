@@ -2,7 +2,8 @@
 
 At import: a file BROKEN makes the import fail (a traceback on stderr); a
 file SINGLE is locked, so that a second worker of the folder fails to load
-while the first one lives.
+while the first one lives; a file GATE holds the import until a file OPEN
+appears (at most two minutes), so that a test can keep the model loading.
 
 Each request comes back with its body and the worker's pid (x-pid). The
 property action picks something else: sleep (for the property seconds),
@@ -20,6 +21,11 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 
 if os.path.exists(os.path.join(_HERE, "BROKEN")):
     raise RuntimeError("probe: the BROKEN marker is present")
+
+if os.path.exists(os.path.join(_HERE, "GATE")):
+    _deadline = time.monotonic() + 120
+    while not os.path.exists(os.path.join(_HERE, "OPEN")) and time.monotonic() < _deadline:
+        time.sleep(0.01)
 
 if os.path.exists(os.path.join(_HERE, "SINGLE")):
     _LOCK = open(os.path.join(_HERE, "SINGLE"), "a")
