@@ -30,6 +30,10 @@ type Queue struct {
 	wake  chan struct{} // a job arrived; read only by the token holder
 	done  chan struct{} // closed by Close
 
+	// draining is set by Drain (guarded by mu): Push refuses new jobs with
+	// it, and Next returns it once nothing is left to hand out.
+	draining error
+
 	// One timer answers expired jobs at their deadline, armed for the
 	// earliest deadline among the held jobs (guarded by mu).
 	expiry   *time.Timer
@@ -63,12 +67,23 @@ func NewQueue(capacity int, opts ...Option) *Queue {
 }
 
 // Push queues j, which must not be nil. It never blocks: a full queue
-// returns ErrQueueFull at once, a closed one the error it was closed with
-// (which wraps ErrClosed), and a job whose client has already gone
+// returns ErrQueueFull at once, a closed or draining one the error it was
+// closed or drained with (which wraps ErrClosed), and a job whose client has already gone
 // ErrClientGone. A job that Push refuses is not answered; the caller answers
 // it with the error.
-func (q *Queue) Push(j *Job) error {
+func (q *Queue) Push(j *Job) error { return q.push(j, false) }
+
+// Requeue queues j like Push, also while the queue drains: it gives back a
+// job that was handed out but never reached a worker (the worker died), so
+// that another worker may still serve it.
+func (q *Queue) Requeue(j *Job) error { return q.push(j, true) }
+
+func (q *Queue) push(j *Job, requeue bool) error {
 	q.mu.Lock()
+	if q.draining != nil && !requeue && !q.st.closed {
+		q.mu.Unlock()
+		return q.draining
+	}
 	e, err := q.st.push(j, q.now())
 	if err == nil && j.Context().Done() != nil {
 		e.stop = context.AfterFunc(j.Context(), func() { q.clientGone(e) })
@@ -166,9 +181,13 @@ func (q *Queue) step(limit int, due bool) ([]*Job, int, error) {
 	if q.st.closed {
 		return nil, 0, q.st.closeErr
 	}
+	due = due || q.draining != nil // nothing more will come: a batch leaves as it is
 	now := q.now()
 	for {
 		n := q.st.take(now, limit)
+		if n == 0 && q.draining != nil {
+			return nil, 0, q.draining
+		}
 		if n == 0 || (n < limit && !due) {
 			return nil, n, nil
 		}
@@ -247,6 +266,24 @@ func (q *Queue) Stats() Stats {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.st.stats
+}
+
+// Drain stops the queue taking new jobs but lets the workers have what it
+// holds: Push refuses jobs with an error that wraps ErrClosed and err (a
+// nil err means ErrClosed alone), Next hands out the jobs still queued at
+// once, without waiting out the batch delay, and returns that error once
+// none is left. Requeue still takes jobs back. Jobs keep their deadlines
+// and are still dropped when their client leaves. Close ends a drain early.
+// Draining a closed or draining queue does nothing.
+func (q *Queue) Drain(err error) {
+	q.mu.Lock()
+	if q.st.closed || q.draining != nil {
+		q.mu.Unlock()
+		return
+	}
+	q.draining = closeError(err)
+	q.mu.Unlock()
+	q.signal()
 }
 
 // Close stops the queue: Push refuses new jobs, every queued job (and every

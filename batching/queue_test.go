@@ -322,6 +322,61 @@ func TestQueueClose(t *testing.T) {
 	})
 }
 
+// TestQueueDrain checks that a draining queue refuses new jobs but hands
+// out what it holds, the batch being filled at once instead of after its
+// delay, takes a requeued job back, and then ends every Next.
+func TestQueueDrain(t *testing.T) {
+	stopping := errors.New("server shutting down")
+	synctest.Test(t, func(t *testing.T) {
+		q := NewQueue(10)
+		collector := startWorker(t.Context(), q, 4, time.Hour)
+		synctest.Wait()
+		pushAt(t, q, 0, "a", "b")
+		synctest.Wait()
+		q.Drain(stopping)
+		first, err := collector.wait()
+		if err != nil || !slices.Equal(first.ids, []string{"a", "b"}) || first.at != 0 {
+			t.Errorf("collector got %v at %v (%v), want [a b] at once", first.ids, first.at, err)
+		}
+		late := NewJob(context.Background(), "late", Input{}, time.Now(), time.Time{})
+		if err := q.Push(late); !errors.Is(err, ErrClosed) || !errors.Is(err, stopping) {
+			t.Errorf("Push while draining = %v, want ErrClosed wrapping the reason", err)
+		}
+		back := NewJob(context.Background(), "back", Input{}, time.Now(), time.Time{})
+		if err := q.Requeue(back); err != nil {
+			t.Fatalf("Requeue while draining = %v", err)
+		}
+		if jobs, err := q.Next(t.Context(), 4, time.Hour); err != nil || !slices.Equal(ids(jobs), []string{"back"}) {
+			t.Errorf("Next after the requeue = %v (%v), want the requeued job", ids(jobs), err)
+		}
+		if _, err := q.Next(t.Context(), 4, time.Hour); !errors.Is(err, ErrClosed) || !errors.Is(err, stopping) {
+			t.Errorf("Next on a drained queue = %v, want ErrClosed wrapping the reason", err)
+		}
+		q.Drain(nil) // a second drain changes nothing
+		if n := q.Close(nil); n != 0 {
+			t.Errorf("Close after the drain answered %d jobs, want 0", n)
+		}
+	})
+}
+
+// TestQueueDrainEmpty checks that draining an empty queue ends the waits of
+// the collector and of the workers waiting for their turn.
+func TestQueueDrainEmpty(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := NewQueue(10)
+		collector := startWorker(t.Context(), q, 4, time.Hour)
+		synctest.Wait()
+		waiter := startWorker(t.Context(), q, 4, time.Hour)
+		synctest.Wait()
+		q.Drain(nil)
+		for name, w := range map[string]*worker{"collector": collector, "waiter": waiter} {
+			if got, err := w.wait(); !errors.Is(err, ErrClosed) || len(got.ids) != 0 {
+				t.Errorf("%s's Next = %v, %v; want ErrClosed", name, got.ids, err)
+			}
+		}
+	})
+}
+
 func TestCloseError(t *testing.T) {
 	reason := errors.New("shutting down")
 	wrapped := fmt.Errorf("registry: %w", ErrClosed)

@@ -213,7 +213,7 @@ func (w *run) touch(inFlight int) {
 // its worker (the worker died first) goes back to the queue for another
 // worker, within its deadline; any other error is its answer.
 func (m *Model) retryOrFail(j *batching.Job, err error) {
-	if errors.Is(err, ErrNotSent) && m.currentQueue().Push(j) == nil {
+	if errors.Is(err, ErrNotSent) && m.currentQueue().Requeue(j) == nil {
 		return
 	}
 	j.Fail(m.reg.cutOff(err))

@@ -43,6 +43,7 @@ type Model struct {
 	queue      *batching.Queue
 	state      modelState
 	loadedOnce bool   // the first load has finished: the model was ready or FAILED once
+	draining   error  // set by drain: the queue takes no new job, workers leave once it is empty
 	failures   int    // consecutive worker failures
 	lastErr    string // last failure, with the stderr tail
 	deps       string // folder of the model's pip requirements, if any
@@ -251,6 +252,9 @@ func (m *Model) failLocked() {
 	}
 	old := m.queue
 	m.queue = batching.NewQueue(old.Cap())
+	if m.draining != nil {
+		m.queue.Drain(m.draining)
+	}
 	old.Close(fmt.Errorf("%w: model %s", api.ErrModelFailed, m.name))
 }
 

@@ -123,10 +123,15 @@ func checkScale(req api.ScaleRequest) error {
 	return nil
 }
 
-// Shutdown stops taking models and requests, answers what is queued with
-// 503, lets in-flight batches finish until ctx is done, then stops every
-// worker (killing those still busy) and removes their socket files. It
-// returns an error when ctx ended with work still in flight.
+// errShuttingDown is why a draining model refuses new requests (503).
+var errShuttingDown = errors.New("server shutting down")
+
+// Shutdown stops taking models and requests and serves everything already
+// accepted, queued requests included, until ctx is done: each model's queue
+// drains (new requests get 503) and its workers stop once it is empty. When
+// ctx ends first, what is still queued is answered 503, requests still
+// running are cut off with 503 and their workers killed. Socket files are
+// removed either way. It returns an error when ctx ended with work left.
 func (r *Registry) Shutdown(ctx context.Context) error {
 	r.mu.Lock()
 	r.closed = true
@@ -136,22 +141,56 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 	}
 	r.mu.Unlock()
 	for _, m := range ms {
+		m.drain(errShuttingDown)
+	}
+	var drained sync.WaitGroup
+	for _, m := range ms {
+		drained.Go(func() { _ = m.waitDrained(ctx) })
+	}
+	drained.Wait()
+	forced := ctx.Err() != nil
+	for _, m := range ms {
 		m.detach("stopped: server shutting down")
 	}
-	waitAll := func(ctx context.Context) {
-		for _, m := range ms {
-			m.wait(ctx)
-		}
+	r.cancel() // cut what is still in flight (after a clean drain, nothing); the workers are killed
+	for _, m := range ms {
+		m.wait(context.Background())
 	}
-	waitAll(ctx)
-	forced := ctx.Err() != nil
-	r.cancel() // cut what is still in flight; the workers are killed
-	waitAll(context.Background())
 	r.bg.Wait()
 	if forced {
-		return fmt.Errorf("worker: shutdown grace period ended with work in flight: %w", ctx.Err())
+		return fmt.Errorf("worker: shutdown grace period ended with work left: %w", ctx.Err())
 	}
 	return nil
+}
+
+// drain makes the model's queue refuse new requests with why and hand out
+// what it holds; each worker stops once the queue is empty.
+func (m *Model) drain(why error) {
+	m.mu.Lock()
+	m.draining = why
+	q := m.queue
+	m.mu.Unlock()
+	q.Drain(m.draining)
+	m.poke()
+}
+
+// waitDrained blocks until the model's queue is empty and its workers have
+// all left, or ctx is done. Once the queue is empty, workers that do not
+// serve (still loading, or waiting to restart) are stopped: nothing is left
+// for them.
+func (m *Model) waitDrained(ctx context.Context) error {
+	return m.waitUntil(ctx, func() bool {
+		empty, left := m.queue.Len() == 0, 0
+		for _, g := range m.groups {
+			for _, w := range g.workers {
+				if empty && !w.serving() {
+					w.stop()
+				}
+				left++
+			}
+		}
+		return empty && left == 0
+	})
 }
 
 // isClosed reports whether Shutdown has begun.

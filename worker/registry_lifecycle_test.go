@@ -3,6 +3,8 @@ package worker
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -51,8 +53,9 @@ func TestRegistryUnregister(t *testing.T) {
 }
 
 // TestRegistryShutdown stops a registry with work in flight and in the
-// queue: the first finishes, the second is answered with ErrClosed (503),
-// every worker process is gone and every socket file removed.
+// queue: both are served (the queue drains), new work is refused with
+// ErrClosed (503), every worker process is gone and every socket file
+// removed.
 func TestRegistryShutdown(t *testing.T) {
 	r := newTestRegistry(t)
 	running, queued, pid := busyModel(t, r, "a", "1")
@@ -65,15 +68,20 @@ func TestRegistryShutdown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	began := time.Now()
-	if err := r.Shutdown(ctx); err != nil {
+	done := make(chan error, 1)
+	go func() { done <- r.Shutdown(ctx) }()
+	eventuallyTrue(t, "new work refused while draining", func() bool {
+		return errors.Is(r.Submit("a", newJob("during")), batching.ErrClosed)
+	})
+	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("shut down in %v", time.Since(began).Round(time.Millisecond))
 	if resp, err := await(t, running); err != nil || string(resp.Body) != "running" {
 		t.Errorf("job in flight: %+v, %v", resp, err)
 	}
-	if _, err := await(t, queued); !errors.Is(err, batching.ErrClosed) {
-		t.Errorf("queued job: %s, want ErrClosed", errText(err))
+	if resp, err := await(t, queued); err != nil || string(resp.Body) != "queued" {
+		t.Errorf("queued job: %+v, %s; want it served", resp, errText(err))
 	}
 	for _, p := range pids {
 		if !gone(p) {
@@ -97,7 +105,7 @@ func TestRegistryShutdown(t *testing.T) {
 // with ErrClosed, and the worker is killed.
 func TestRegistryShutdownGraceEnds(t *testing.T) {
 	r := newTestRegistry(t)
-	running, _, pid := busyModel(t, r, "stubborn", "600")
+	running, queued, pid := busyModel(t, r, "stubborn", "600")
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	if err := r.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
@@ -106,10 +114,43 @@ func TestRegistryShutdownGraceEnds(t *testing.T) {
 	if _, err := await(t, running); !errors.Is(err, batching.ErrClosed) {
 		t.Errorf("job in flight: %s, want ErrClosed", errText(err))
 	}
+	if _, err := await(t, queued); !errors.Is(err, batching.ErrClosed) {
+		t.Errorf("queued job behind it: %s, want ErrClosed", errText(err))
+	}
 	if !gone(pid) {
 		t.Errorf("worker %d still runs", pid)
 	}
 	if files := socketFiles(t, r.cfg.Server.SocketDir); len(files) != 0 {
 		t.Errorf("socket files left: %v", files)
+	}
+}
+
+// TestRegistryShutdownWhileLoading stops a registry whose models are still
+// loading: one with a request queued is served once it has loaded, one with
+// nothing queued is stopped without waiting for its load, and Shutdown
+// ends within its grace period.
+func TestRegistryShutdownWhileLoading(t *testing.T) {
+	r := newTestRegistry(t)
+	busy := r.probe(t, "busy", []string{"minWorkers=1", "maxWorkers=1"}, "GATE")
+	r.probe(t, "idle", []string{"minWorkers=1", "maxWorkers=1"}, "GATE")
+	for _, name := range []string{"busy", "idle"} {
+		if _, err := r.Register(context.Background(), api.RegisterRequest{URL: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	queued := r.submit(t, "busy", newJob("waited"))
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- r.Shutdown(ctx) }()
+	eventuallyTrue(t, "idle's loading worker stopped", func() bool { return len(r.workersOf(t, "idle")) == 0 })
+	if err := os.WriteFile(filepath.Join(busy, "OPEN"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("Shutdown = %v, want a drain within the grace period", err)
+	}
+	if resp, err := await(t, queued); err != nil || string(resp.Body) != "waited" {
+		t.Errorf("the request queued while busy loaded: %+v, %s", resp, errText(err))
 	}
 }

@@ -71,7 +71,7 @@ func TestRegistryServesAndDescribes(t *testing.T) {
 		t.Errorf("worker = %+v", w)
 	}
 	list := r.List()
-	if len(list) != 1 || list[0] != (api.ModelSummary{ModelName: "alpha", ModelURL: dir, Status: api.StatusHealthy}) {
+	if len(list) != 1 || list[0] != (api.ModelSummary{ModelName: "alpha", ModelURL: dir, Status: api.StatusReady}) {
 		t.Errorf("List = %+v", list)
 	}
 	if h := r.Health(); len(h) != 1 || h["alpha"] != (api.ModelHealth{Status: api.StatusHealthy}) {
