@@ -33,6 +33,7 @@ client (talks to a running server):
   unregister   unregister a model
   invoke       send a request to a model
 
+  pythonpath   print the PYTHONPATH of switchyard's djl_python (djl_python.test_model)
   version      print the version
   help [CMD]   print this help, or the flags of CMD
 
@@ -97,7 +98,7 @@ func isHelpFlag(arg string) bool {
 type command func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 func commands() map[string]command {
-	cmds := map[string]command{"serve": serve, "version": printVersion, "help": help}
+	cmds := map[string]command{"serve": serve, "version": printVersion, "help": help, "pythonpath": printPythonPath}
 	for _, h := range []string{"-h", "-help", "--help", "--h"} {
 		cmds[h] = help
 	}

@@ -28,6 +28,9 @@ const root = "python"
 // EngineFile is the entry script's path inside the runtime folder.
 const EngineFile = "switchyard_engine.py"
 
+// ShimDir is the djl_python shim's folder inside the runtime folder.
+const ShimDir = "shim"
+
 // CacheDirEnv names the environment variable that overrides DefaultCacheDir.
 const CacheDirEnv = "SWITCHYARD_CACHE_DIR"
 
@@ -40,6 +43,7 @@ type Runtime struct {
 	Dir        string // the folder it was unpacked to
 	Engine     string // absolute path of switchyard_engine.py
 	PythonPath string // folder to put first on the worker's PYTHONPATH
+	Shim       string // the djl_python shim's folder: on PYTHONPATH alone, it makes djl_python (and the runtime) importable
 	Hash       string // hex content hash of the embedded files
 }
 
@@ -152,7 +156,7 @@ func folderName() string {
 }
 
 func newRuntime(dir string) Runtime {
-	return Runtime{Dir: dir, Engine: filepath.Join(dir, EngineFile), PythonPath: dir, Hash: Hash()}
+	return Runtime{Dir: dir, Engine: filepath.Join(dir, EngineFile), PythonPath: dir, Shim: filepath.Join(dir, ShimDir), Hash: Hash()}
 }
 
 // complete reports whether dir holds every file with the embedded bytes.

@@ -109,6 +109,7 @@ func TestUnpackLayout(t *testing.T) {
 		Dir:        filepath.Join(abs, "switchyard-runtime-"+pyruntime.Hash()[:16]),
 		Engine:     filepath.Join(abs, "switchyard-runtime-"+pyruntime.Hash()[:16], "switchyard_engine.py"),
 		PythonPath: filepath.Join(abs, "switchyard-runtime-"+pyruntime.Hash()[:16]),
+		Shim:       filepath.Join(abs, "switchyard-runtime-"+pyruntime.Hash()[:16], "shim"),
 		Hash:       pyruntime.Hash(),
 	}
 	if rt != want {
@@ -117,7 +118,7 @@ func TestUnpackLayout(t *testing.T) {
 	files := readTree(t, rt.Dir)
 	for _, p := range []string{"switchyard_engine.py", "switchyard_runtime/__init__.py",
 		"switchyard_runtime/handlers/__init__.py", "shim/djl_python/__init__.py",
-		"bench/bare_echo.py", "bench/noop/model.py", "tests/__init__.py"} {
+		"shim/djl_python/test_model.py", "bench/bare_echo.py", "bench/noop/model.py", "tests/__init__.py"} {
 		t.Run(p, func(t *testing.T) {
 			if len(files[p]) == 0 {
 				t.Errorf("%s missing or empty in %s", p, rt.Dir)
@@ -306,13 +307,7 @@ func TestDefaultCacheDir(t *testing.T) {
 
 // TestPythonUnitTests runs the runtime's own unittest suite in an unpacked copy.
 func TestPythonUnitTests(t *testing.T) {
-	python := os.Getenv(pythonEnv)
-	if python == "" {
-		python = "/usr/bin/python3"
-	}
-	if _, err := os.Stat(python); err != nil {
-		t.Skipf("no Python interpreter at %s (set %s to another one): %v", python, pythonEnv, err)
-	}
+	python := testPython(t)
 	rt := unpack(t, t.TempDir())
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()

@@ -6,7 +6,9 @@ import re
 
 from .pairlist import PairList
 
-_BATCH_KEY = re.compile(r"batch_(\d+)\.(.*)", re.DOTALL)
+# batch_<i>.<key> as the front-end sends it; batch_<i>_<key> as DJL's
+# test_model.create_concurrent_batch_request builds it.
+_BATCH_KEY = re.compile(r"batch_(\d+)[._](.*)", re.DOTALL)
 
 
 class Input(object):
@@ -22,7 +24,11 @@ class Input(object):
         self.function_name = self.properties.get("handler")
 
     def __str__(self):
-        return "Input(properties=%r, content keys=%r)" % (self.properties, self.content.keys)
+        """Returns the properties, then each content item decoded by get_data, as DJL prints them."""
+        lines = ["properties: " + str(self.properties)]
+        for key in self.content.keys:
+            lines.append("%s: %s" % (key, self.get_data(key)))
+        return "\n".join(lines)
 
     def get_function_name(self):
         """Returns the handler function the request names (property "handler")."""
@@ -66,24 +72,23 @@ class Input(object):
     def get_batches(self):
         """Splits a dynamic batch into one Input per request.
 
-        Properties and content keyed batch_<i>.<name> (index padded or not)
-        go to item i as <name>; other properties are copied to every item.
-        An input that is not a batch comes back as [self].
+        Properties and content keyed batch_<i>.<name> or batch_<i>_<name>
+        (index padded or not) go to item i as <name>. As in DJL, the other
+        properties (batch_size, device_id, ...) stay on the batch and are not
+        copied to the items; content without a prefix is copied to every
+        item. An input that is not a batch comes back as [self].
         """
         if not self.is_batch():
             return [self]
-        shared, per_item = _split(self.properties.items())
+        _, per_item = _split(self.properties.items())
         keys, values = self.content.keys, self.content.values
         shared_content, item_content = _split(zip(keys, values))
         size = _batch_count(self.get_batch_size(), per_item, item_content)
-        shared.pop("batch_size", None)
-        return [self._item(i, shared, per_item, shared_content, item_content)
-                for i in range(size)]
+        return [self._item(i, per_item, shared_content, item_content) for i in range(size)]
 
     @staticmethod
-    def _item(index, shared, per_item, shared_content, item_content):
-        props = dict(shared)
-        props.update(per_item.get(index, ()))
+    def _item(index, per_item, shared_content, item_content):
+        props = dict(per_item.get(index, ()))
         content = PairList()
         for key, value in shared_content.items():
             content.add(key, value)

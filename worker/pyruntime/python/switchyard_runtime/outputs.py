@@ -65,8 +65,15 @@ class Output(object):
         self._finalizers = []
 
     def __str__(self):
-        return "Output(code=%r, message=%r, properties=%r, content keys=%r)" % (
-            self.code, self.message, self.properties, self.content.keys)
+        """Returns code, message, properties and the type of each content item as JSON, as DJL prints them."""
+        content = {key: "type: " + str(type(value)) for key, value in self.content.items()}
+        return json.dumps({"code": self.code, "message": self.message, "properties": self.properties,
+                           "content": content}, indent=2, default=str)
+
+    @staticmethod
+    def _encode_json(value):
+        """Returns value as JSON bytes; DJL's test_model helpers call it by this name."""
+        return encode_json(value)
 
     def set_code(self, code):
         """Sets the status code."""
@@ -82,6 +89,14 @@ class Output(object):
         """Sets a reply property (a response header for the client)."""
         self.properties[key] = val
         return self
+
+    def get_properties(self):
+        """Returns the reply properties."""
+        return self.properties
+
+    def get_property(self, key):
+        """Returns one reply property, or None."""
+        return self.properties.get(key)
 
     def add(self, value, key=None, batch_index=None):
         """Adds a content item: str as UTF-8, bytes as they are, others as JSON.
@@ -136,6 +151,8 @@ class Output(object):
         return self
 
     def execute_finalize(self):
-        """Runs the registered finalize functions in order."""
+        """Runs the registered finalize functions in order; returns the last one's result."""
+        result = None
         for function, args in self._finalizers:
-            function(*args)
+            result = function(*args)
+        return result

@@ -97,9 +97,18 @@ class BatchTest(unittest.TestCase):
                     self.assertEqual(item.get_as_string(), "body%d" % i)
                     self.assertEqual(item.get_data(), "body%d" % i)
                     self.assertEqual(item.get_property("tag"), "t%d" % i)
-                    self.assertEqual(item.get_property("x-shared"), "s")
+                    self.assertIsNone(item.get_property("x-shared"))  # as in DJL: the batch's own
                     self.assertNotIn("batch_size", item.get_properties())
                     self.assertFalse(item.is_batch())
+
+    def test_underscore_keys(self):
+        """DJL's test_model builds batches keyed batch_<iii>_<name>."""
+        inp = make({"batch_size": "2", "batch_000_eula": "true", "batch_001_Content-type": "text/plain",
+                    "engine": "Python"}, [("batch_000_data", b"a"), ("batch_001_data", b"b")])
+        first, second = inp.get_batches()
+        self.assertEqual(first.get_properties(), {"eula": "true"})
+        self.assertEqual(second.get_properties(), {"Content-type": "text/plain"})
+        self.assertEqual((first.get_as_string(), second.get_as_string()), ("a", "b"))
 
     def test_keys_in_order_and_extra_items(self):
         inp = make({"batch_size": "2"}, [("batch_001.data", b"b"), ("batch_000.data", b"a"),

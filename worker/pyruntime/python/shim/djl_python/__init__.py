@@ -2,12 +2,22 @@
 
 This package is put on sys.path only when a real djl_python is not
 importable. Its classes are switchyard_runtime's, so handlers, the runtime
-and this shim all share one Input and one Output.
+and this shim all share one Input and one Output. With only the shim folder
+on PYTHONPATH (to run djl_python.test_model by hand), the runtime folder
+above it is added to sys.path.
 """
 
-from switchyard_runtime.inputs import Input
-from switchyard_runtime.outputs import Output
-from switchyard_runtime.pairlist import PairList
+import os
+import sys
+
+try:
+    import switchyard_runtime  # noqa: F401
+except ImportError:  # only the shim is on the path: the runtime is its parent folder
+    sys.path.append(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from switchyard_runtime.inputs import Input  # noqa: E402
+from switchyard_runtime.outputs import Output  # noqa: E402
+from switchyard_runtime.pairlist import PairList  # noqa: E402
 
 __all__ = ["Input", "Output", "PairList"]
 __version__ = "0.0.0+switchyard"
