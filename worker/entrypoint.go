@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/switchyard/switchyard/batching"
 	"github.com/switchyard/switchyard/properties"
 )
 
@@ -112,4 +113,26 @@ func commandLine(s Spec, sock string) []string {
 		"--log-level", workerLogLevel(s.LogLevel),
 		asyncFlag(s.AsyncMode),
 	}
+}
+
+// HandlerKey is the property that names the handler function a request is
+// for.
+const HandlerKey = "handler"
+
+// defaultHandler is the handler function of a model that names none.
+const defaultHandler = "handle"
+
+// handlerProp is what a request frame adds to in's properties: the handler
+// function, when in names none (nil in: a batch, whose own properties never
+// do). DJL's front-end names it on every request, the initialization
+// included, and DJL's engine calls getattr(module, handler) with it.
+func (p *Process) handlerProp(in *batching.Input) []batching.Prop {
+	if in != nil {
+		for _, pr := range in.Props {
+			if pr.Key == HandlerKey {
+				return nil
+			}
+		}
+	}
+	return p.handler
 }

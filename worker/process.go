@@ -62,6 +62,7 @@ type Spec struct {
 	EntryPoint     string          // --entry-point ("" travels as an empty argument, as in DJL)
 	Recommended    string          // --recommended-entry-point, likewise
 	AsyncMode      bool            // --async-mode, else --no-async-mode
+	Handler        string          // the handler function every request names (property handler); "" means handle
 	DeviceID       int             // --device-id: -1 for CPU; 0 for a GPU worker pinned by VisibleDevices
 	VisibleDevices string          // CUDA_VISIBLE_DEVICES when not empty (a GPU or MIG device UUID)
 	LogLevel       string          // --log-level; "" means info
@@ -109,6 +110,9 @@ func (s *Spec) fillDefaults() {
 	if s.Logger == nil {
 		s.Logger = zap.NewNop()
 	}
+	if s.Handler == "" {
+		s.Handler = defaultHandler
+	}
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -120,13 +124,14 @@ func orDefault(d, def time.Duration) time.Duration {
 
 // Process is one running worker process and its connection.
 type Process struct {
-	spec   Spec
-	id     int
-	sock   string
-	log    *zap.Logger
-	stdout *lineWriter
-	stderr *lineWriter
-	tail   *ring
+	spec    Spec
+	id      int
+	sock    string
+	handler []batching.Prop // handler=<Spec.Handler>, added to requests that name none
+	log     *zap.Logger
+	stdout  *lineWriter
+	stderr  *lineWriter
+	tail    *ring
 
 	cmd     *exec.Cmd
 	cancel  context.CancelFunc // ends cmd's context: SIGTERM to the group

@@ -57,9 +57,9 @@ func (p *Process) encode(ins []*batching.Input) (net.Buffers, error) {
 	case 0:
 		return nil, fmt.Errorf("%s: %w: empty batch", p.name(), wire.ErrBadBatch)
 	case 1:
-		frame, err = wire.RequestBuffers(ins[0])
+		frame, err = wire.RequestBuffers(ins[0], p.handlerProp(ins[0]))
 	default:
-		frame, err = wire.BatchBuffers(ins)
+		frame, err = wire.BatchBuffers(ins, p.handlerProp(nil))
 	}
 	if err != nil {
 		return nil, p.badRequest(err)
@@ -103,7 +103,7 @@ func (p *Process) split(resp *wire.Response, st *batching.Stream, n int) ([]Batc
 // and the error wraps api.ErrPredictTimeout. When ctx is done first, Predict
 // returns ctx's error and the reply, when it comes, is dropped.
 func (p *Process) Predict(ctx context.Context, in *batching.Input) (*batching.Response, error) {
-	frame, err := wire.RequestBuffers(in)
+	frame, err := wire.RequestBuffers(in, p.handlerProp(in))
 	if err != nil {
 		return nil, p.badRequest(err)
 	}
@@ -122,7 +122,7 @@ func (p *Process) PredictBatch(ctx context.Context, ins []*batching.Input) ([]Ba
 	if len(ins) == 0 {
 		return nil, fmt.Errorf("%s: %w: empty batch", p.name(), wire.ErrBadBatch)
 	}
-	frame, err := wire.BatchBuffers(ins)
+	frame, err := wire.BatchBuffers(ins, p.handlerProp(nil))
 	if err != nil {
 		return nil, p.badRequest(err)
 	}

@@ -71,7 +71,8 @@ func newProcess(spec Spec) (*Process, error) {
 	}
 	p := &Process{
 		spec: spec, id: id, sock: sock, tail: newRing(stderrTailLines),
-		ready: make(chan struct{}), exited: make(chan struct{}),
+		handler: []batching.Prop{{Key: HandlerKey, Value: spec.Handler}},
+		ready:   make(chan struct{}), exited: make(chan struct{}),
 		slot: make(chan struct{}, 1), tracked: map[string]*call{},
 		deadCh: make(chan struct{}), idle: make(chan struct{}), idleClosed: true,
 	}
@@ -207,7 +208,8 @@ func (p *Process) initialize(ctx context.Context, deadline time.Time) error {
 }
 
 func (p *Process) exchangeInit() (*wire.Response, error) {
-	frame, err := wire.AppendRequest(nil, &batching.Input{Props: p.spec.InitProps})
+	init := &batching.Input{Props: p.spec.InitProps}
+	frame, err := wire.AppendRequestWith(nil, init, p.handlerProp(init))
 	if err != nil {
 		return nil, err
 	}

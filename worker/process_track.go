@@ -67,7 +67,7 @@ func (p *Process) prepareTracked(ctx context.Context, id string, in *batching.In
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	frame, err := wire.RequestBuffers(withTracking(in, id))
+	frame, err := wire.RequestBuffers(withTracking(in, id), p.handlerProp(in))
 	if err != nil {
 		return nil, nil, p.badRequest(err)
 	}

@@ -230,6 +230,7 @@ func (r *Registry) spec(m *Model, device api.Device, unit string) Spec {
 		EntryPoint:     ep.entry,
 		Recommended:    ep.recommended,
 		AsyncMode:      asyncMode(m.cfg),
+		Handler:        m.cfg.Options[HandlerKey],
 		DeviceID:       id,
 		VisibleDevices: unit,
 		LogLevel:       r.cfg.LogLevel,

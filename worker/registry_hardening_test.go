@@ -181,14 +181,14 @@ func TestRegistryAsyncRegistrationDropped(t *testing.T) {
 	r := newTestRegistry(t, func(s *properties.Server) { s.RetryThreshold = 2 })
 	r.probe(t, "broken", nil, "BROKEN")
 	rec, err := r.Register(context.Background(), api.RegisterRequest{URL: "broken"})
-	if err != nil || rec.Status != api.StatusLoading {
+	if err != nil || rec.Status != api.StatusPending {
 		t.Fatalf("Register = %+v, %v; want a loading model", rec, err)
 	}
 	sawError := false
 	eventuallyTrue(t, "broken dropped", func() bool {
 		rec, err := r.Describe("broken")
 		if err == nil {
-			sawError = sawError || rec.Status == api.StatusLoading && strings.Contains(rec.LastError, "BROKEN marker")
+			sawError = sawError || rec.Status == api.StatusPending && strings.Contains(rec.LastError, "BROKEN marker")
 			return false
 		}
 		if !errors.Is(err, api.ErrModelNotFound) || !strings.Contains(err.Error(), "registration failed") {

@@ -118,7 +118,7 @@ func (r *testRegistry) loadStartup(t *testing.T, name string) {
 	if err := r.LoadStartup([]properties.ModelRef{{Name: name, Path: dir}}); err != nil {
 		t.Fatal(err)
 	}
-	eventuallyTrue(t, name+" settled", func() bool { return r.status(t, name) != api.StatusLoading })
+	eventuallyTrue(t, name+" settled", func() bool { return r.status(t, name) != api.StatusPending })
 	if st := r.status(t, name); st != api.StatusFailed {
 		t.Fatalf("%s is %s, want %s", name, st, api.StatusFailed)
 	}

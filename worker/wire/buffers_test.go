@@ -30,11 +30,11 @@ func TestBuffersMatchAppend(t *testing.T) {
 		frame  func() ([]byte, error)
 		shared [][]byte
 	}{
-		{"request", func() (net.Buffers, error) { return RequestBuffers(one) },
+		{"request", func() (net.Buffers, error) { return RequestBuffers(one, nil) },
 			func() ([]byte, error) { return AppendRequest(nil, one) }, [][]byte{big, huge}},
-		{"small request", func() (net.Buffers, error) { return RequestBuffers(two) },
+		{"small request", func() (net.Buffers, error) { return RequestBuffers(two, nil) },
 			func() ([]byte, error) { return AppendRequest(nil, two) }, nil},
-		{"batch", func() (net.Buffers, error) { return BatchBuffers([]*batching.Input{one, two, one}) },
+		{"batch", func() (net.Buffers, error) { return BatchBuffers([]*batching.Input{one, two, one}, nil) },
 			func() ([]byte, error) { return AppendBatch(nil, []*batching.Input{one, two, one}) }, [][]byte{big, huge, big, huge}},
 	}
 	for _, tt := range tests {
@@ -75,7 +75,7 @@ func TestBuffersWriteTo(t *testing.T) {
 		Props:   []batching.Prop{prop("k", "v")},
 		Content: []batching.Item{item("data", strings.Repeat("x", 5*largeItem)), item("q", "1")},
 	}
-	pieces, err := RequestBuffers(in)
+	pieces, err := RequestBuffers(in, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,10 +94,10 @@ func TestBuffersWriteTo(t *testing.T) {
 
 func TestBuffersErrors(t *testing.T) {
 	many := &batching.Input{Props: make([]batching.Prop, MaxCount+1)}
-	if _, err := RequestBuffers(many); !errors.Is(err, ErrTooMany) {
+	if _, err := RequestBuffers(many, nil); !errors.Is(err, ErrTooMany) {
 		t.Errorf("RequestBuffers: error %v, want ErrTooMany", err)
 	}
-	if _, err := BatchBuffers([]*batching.Input{many}); !errors.Is(err, ErrTooMany) {
+	if _, err := BatchBuffers([]*batching.Input{many}, nil); !errors.Is(err, ErrTooMany) {
 		t.Errorf("BatchBuffers: error %v, want ErrTooMany", err)
 	}
 }

@@ -32,12 +32,24 @@ const BatchSizeKey = "batch_size"
 // AppendRequest appends in as one request frame to dst. On error it returns
 // dst unchanged.
 func AppendRequest(dst []byte, in *batching.Input) ([]byte, error) {
-	return appendRequest(dst, in, nil)
+	return appendRequest(dst, in, nil, nil)
 }
 
-func appendRequest(dst []byte, in *batching.Input, sp *splicer) ([]byte, error) {
-	out := slices.Grow(dst, inputSize(in, 0, sp))
-	out, err := appendProps(out, in.Props, "")
+// AppendRequestWith appends in as one request frame to dst, with the
+// properties extra after in's own (the front-end's additions, without
+// copying in). On error it returns dst unchanged.
+func AppendRequestWith(dst []byte, in *batching.Input, extra []batching.Prop) ([]byte, error) {
+	return appendRequest(dst, in, extra, nil)
+}
+
+func appendRequest(dst []byte, in *batching.Input, extra []batching.Prop, sp *splicer) ([]byte, error) {
+	out := slices.Grow(dst, inputSize(in, 0, sp)+propsSize(extra))
+	out, err := appendCount(out, len(in.Props)+len(extra))
+	for _, props := range [][]batching.Prop{in.Props, extra} {
+		for i := 0; i < len(props) && err == nil; i++ {
+			out, err = appendPair(out, "", props[i])
+		}
+	}
 	if err == nil {
 		out, err = appendItems(out, in.Content, "", sp)
 	}
@@ -47,26 +59,26 @@ func appendRequest(dst []byte, in *batching.Input, sp *splicer) ([]byte, error) 
 	return out, nil
 }
 
-// RequestBuffers returns in as one request frame, the bytes AppendRequest
-// writes, in pieces for net.Buffers.WriteTo (one writev): a content item
-// of largeItem bytes or more is not copied into the frame but referenced
-// where it lies, so that a large body is not duplicated on its way to the
-// socket. The pieces share in's content, which must not change until they
-// are written.
-func RequestBuffers(in *batching.Input) (net.Buffers, error) {
+// RequestBuffers returns in as one request frame, the bytes
+// AppendRequestWith writes, in pieces for net.Buffers.WriteTo (one writev):
+// a content item of largeItem bytes or more is not copied into the frame
+// but referenced where it lies, so that a large body is not duplicated on
+// its way to the socket. The pieces share in's content, which must not
+// change until they are written.
+func RequestBuffers(in *batching.Input, extra []batching.Prop) (net.Buffers, error) {
 	sp := &splicer{}
-	frame, err := appendRequest(nil, in, sp)
+	frame, err := appendRequest(nil, in, extra, sp)
 	if err != nil {
 		return nil, err
 	}
 	return sp.buffers(frame), nil
 }
 
-// BatchBuffers is RequestBuffers for a dynamic batch: the bytes AppendBatch
-// writes, in pieces.
-func BatchBuffers(ins []*batching.Input) (net.Buffers, error) {
+// BatchBuffers is RequestBuffers for a dynamic batch: the bytes
+// AppendBatchWith writes, in pieces.
+func BatchBuffers(ins []*batching.Input, extra []batching.Prop) (net.Buffers, error) {
 	sp := &splicer{}
-	frame, err := appendBatch(nil, ins, sp)
+	frame, err := appendBatch(nil, ins, extra, sp)
 	if err != nil {
 		return nil, err
 	}
@@ -111,16 +123,22 @@ func (sp *splicer) buffers(frame []byte) net.Buffers {
 // their keys prefixed batch_%03d. (batch_000.data). On error it returns dst
 // unchanged.
 func AppendBatch(dst []byte, ins []*batching.Input) ([]byte, error) {
-	return appendBatch(dst, ins, nil)
+	return appendBatch(dst, ins, nil, nil)
 }
 
-func appendBatch(dst []byte, ins []*batching.Input, sp *splicer) ([]byte, error) {
-	n := 4 + len(BatchSizeKey) + 4 + 3
+// AppendBatchWith is AppendBatch with the batch's own properties extra
+// (unprefixed, after batch_size) before the requests'.
+func AppendBatchWith(dst []byte, ins []*batching.Input, extra []batching.Prop) ([]byte, error) {
+	return appendBatch(dst, ins, extra, nil)
+}
+
+func appendBatch(dst []byte, ins []*batching.Input, extra []batching.Prop, sp *splicer) ([]byte, error) {
+	n := 4 + len(BatchSizeKey) + 4 + 3 + propsSize(extra)
 	for i, in := range ins {
 		n += inputSize(in, len(batchPrefix(i)), sp)
 	}
 	out := slices.Grow(dst, n)
-	out, err := appendBatchProps(out, ins)
+	out, err := appendBatchProps(out, ins, extra)
 	if err == nil {
 		out, err = appendBatchItems(out, ins, sp)
 	}
@@ -236,6 +254,15 @@ func appendString(dst []byte, prefix, s string) ([]byte, error) {
 	return append(dst, s...), nil
 }
 
+// propsSize is the encoded size of props, without their count.
+func propsSize(props []batching.Prop) int {
+	n := 0
+	for _, p := range props {
+		n += 8 + len(p.Key) + len(p.Value)
+	}
+	return n
+}
+
 // inputSize is the encoded size of in with every key prefixed by
 // prefixLen bytes, without the items sp takes, so that a frame is
 // allocated once.
@@ -270,14 +297,17 @@ func batchPrefix(i int) string {
 	return fmt.Sprintf("batch_%03d.", i)
 }
 
-func appendBatchProps(dst []byte, ins []*batching.Input) ([]byte, error) {
-	n := 1
+func appendBatchProps(dst []byte, ins []*batching.Input, extra []batching.Prop) ([]byte, error) {
+	n := 1 + len(extra)
 	for _, in := range ins {
 		n += len(in.Props)
 	}
 	dst, err := appendCount(dst, n)
 	if err == nil {
 		dst, err = appendPair(dst, "", batching.Prop{Key: BatchSizeKey, Value: strconv.Itoa(len(ins))})
+	}
+	for i := 0; i < len(extra) && err == nil; i++ {
+		dst, err = appendPair(dst, "", extra[i])
 	}
 	for i := 0; i < len(ins) && err == nil; i++ {
 		prefix := batchPrefix(i)

@@ -128,6 +128,31 @@ func TestAppendBatch(t *testing.T) {
 	}
 }
 
+// TestAppendWith checks the properties a front-end adds to a request or a
+// batch without copying it.
+func TestAppendWith(t *testing.T) {
+	extra := []batching.Prop{prop("handler", "handle")}
+	in := &batching.Input{Props: []batching.Prop{prop("a", "1")}, Content: []batching.Item{item("data", "x")}}
+	frame, err := AppendRequestWith(nil, in, extra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := NewReader(bytes.NewReader(frame), 0).ReadRequest()
+	want := batching.Input{Props: []batching.Prop{prop("a", "1"), prop("handler", "handle")}, Content: in.Content}
+	if err != nil || !reflect.DeepEqual(*got, want) {
+		t.Errorf("request with extra properties reads as %+v, %v", got, err)
+	}
+	frame, err = AppendBatchWith(nil, []*batching.Input{in, in}, extra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = NewReader(bytes.NewReader(frame), 0).ReadRequest()
+	wantProps := []batching.Prop{prop("batch_size", "2"), prop("handler", "handle"), prop("batch_000.a", "1"), prop("batch_001.a", "1")}
+	if err != nil || !reflect.DeepEqual(got.Props, wantProps) || len(got.Content) != 2 {
+		t.Errorf("batch with extra properties reads as %+v, %v", got, err)
+	}
+}
+
 func TestAppendErrors(t *testing.T) {
 	many := make([]batching.Prop, MaxCount+1)
 	tests := []struct {

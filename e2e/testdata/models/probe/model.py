@@ -5,7 +5,8 @@ seen.log in the model folder (the worker's working directory) before
 anything else happens, so a test can tell which requests reached a worker
 and in what order. A request with an x-probe-gate header holds the worker
 until a file of that name appears in the model folder, which lets a test
-keep the only worker busy while it queues more requests.
+keep the only worker busy while it queues more requests. A request with an
+x-probe-fail header makes the handler raise (the worker answers 424).
 
 Each answer is JSON: the model's probe_name (option.probe_name in
 serving.properties, else the folder's name), the request's tag, the size of
@@ -38,6 +39,9 @@ def handle(inputs: Input):
         _record(item.get_property("x-probe-tag") or "")
     for item in items:
         _hold(item.get_property("x-probe-gate"))
+    for item in items:
+        if item.get_property("x-probe-fail"):
+            raise ValueError("probe: asked to fail")
     out = Output()
     for i, item in enumerate(items):
         answer = {
