@@ -174,12 +174,12 @@ func (s *Server) pickModel(ctx *fasthttp.RequestCtx, r route, a pathArgs, sel *s
 }
 
 // targetModel applies /invocations' order: the SageMaker target-model
-// headers (".tar.gz" stripped), query model_name, header model_name, and
-// finally the only registered model.
+// headers, query model_name, header model_name, and finally the only
+// registered model.
 func (s *Server) targetModel(ctx *fasthttp.RequestCtx, sel *selectors) (string, error) {
 	for _, v := range [...][]byte{sel.sagemaker, sel.target} {
 		if len(v) > 0 {
-			name := trimArchive(string(v))
+			name := s.archiveTarget(string(v))
 			return name, checkModelName(name)
 		}
 	}

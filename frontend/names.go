@@ -1,6 +1,7 @@
 package frontend
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/switchyard/switchyard/api"
@@ -38,5 +39,22 @@ func checkModelName(name string) error {
 	return badRequestf("Invalid model name %s: use 1 to %d letters, digits, '-', '_' or '.'.", api.Quote(name), maxModelName)
 }
 
+// archiveSuffix is what SageMaker multi-model endpoints add to model names.
+const archiveSuffix = ".tar.gz"
+
 // trimArchive strips the ".tar.gz" suffix SageMaker puts on model names.
-func trimArchive(name string) string { return strings.TrimSuffix(name, ".tar.gz") }
+func trimArchive(name string) string { return strings.TrimSuffix(name, archiveSuffix) }
+
+// archiveTarget is the model a target-model header names: the header as it
+// is when a model of that very name is registered (a name may end in
+// ".tar.gz"), else the header without the ".tar.gz" SageMaker adds.
+func (s *Server) archiveTarget(header string) string {
+	name, ok := strings.CutSuffix(header, archiveSuffix)
+	if !ok {
+		return header
+	}
+	if _, found := slices.BinarySearch(s.models.Names(), header); found {
+		return header
+	}
+	return name
+}

@@ -117,7 +117,7 @@ func TestMatchRoute(t *testing.T) {
 }
 
 func TestModelSelection(t *testing.T) {
-	two := startServer(t, newFake("a", "langid"))
+	two := startServer(t, newFake("a", "langid", "odd.tar.gz", "odd"))
 	one := startServer(t, newFake("solo"))
 	none := startServer(t, newFake())
 	cases := []struct {
@@ -129,6 +129,9 @@ func TestModelSelection(t *testing.T) {
 		model string
 	}{
 		{"sagemaker header, archive suffix", two, "", map[string]string{"X-Amzn-SageMaker-Target-Model": "langid.tar.gz"}, 200, "langid"},
+		{"a name ending in .tar.gz", two, "", map[string]string{"X-Amzn-SageMaker-Target-Model": "odd.tar.gz"}, 200, "odd.tar.gz"},
+		{"target header, a name ending in .tar.gz", two, "", map[string]string{"X-Target-Model": "odd.tar.gz"}, 200, "odd.tar.gz"},
+		{"archive suffix of an unknown model", two, "", map[string]string{"X-Amzn-SageMaker-Target-Model": "zz.tar.gz"}, 404, ""},
 		{"target header", two, "", map[string]string{"X-Target-Model": "a"}, 200, "a"},
 		{"sagemaker header beats query", two, "?model_name=a", map[string]string{"X-Amzn-SageMaker-Target-Model": "langid"}, 200, "langid"},
 		{"query", two, "?model_name=a", nil, 200, "a"},
