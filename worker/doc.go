@@ -2,7 +2,7 @@
 // run the models.
 //
 // A [Process] is one worker: an OS process in its own process group, started
-// with the command line of DESIGN.md §1, reached over one Unix socket and
+// with DJL Serving 0.36's command line (docs/protocol.md), reached over one Unix socket and
 // spoken to with the frames of package wire. [Start] walks it through its
 // whole start: socket name, stale socket removal, spawn, readiness line,
 // connection and initialization request, and kills it again on any failure.
