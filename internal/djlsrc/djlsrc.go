@@ -35,7 +35,7 @@ func Repo(t testing.TB) string {
 	if _, err := os.Stat(repo); err != nil {
 		t.Skipf("DJL Serving's source is not here (set %s to a djl-serving git repository): %v", RepoEnv, err)
 	}
-	for _, tool := range []string{"git", "tar"} {
+	for _, tool := range []string{"git", "tar", "sh"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("reading DJL Serving's source needs %s: %v", tool, err)
 		}
@@ -67,23 +67,9 @@ func Show(t testing.TB, repo, path string) []byte {
 // dir/path) and returns where it went.
 func Extract(t testing.TB, repo, path, dir string) string {
 	t.Helper()
-	archive := exec.Command("git", "-C", repo, "archive", "HEAD", path)
-	untar := exec.Command("tar", "-x", "-C", dir)
-	pipe, err := archive.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	untar.Stdin = pipe
-	var stderr bytes.Buffer
-	archive.Stderr, untar.Stderr = &stderr, &stderr
-	if err := untar.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if err := archive.Run(); err != nil {
-		t.Fatalf("git archive HEAD %s: %v: %s", path, err, stderr.String())
-	}
-	if err := untar.Wait(); err != nil {
-		t.Fatalf("untar %s: %v: %s", path, err, stderr.String())
+	script := `set -e; git -C "$1" archive HEAD "$2" | tar -x -C "$3"`
+	if out, err := exec.Command("sh", "-c", script, "sh", repo, path, dir).CombinedOutput(); err != nil {
+		t.Fatalf("extract %s from %s: %v: %s", path, repo, err, out)
 	}
 	return filepath.Join(dir, filepath.FromSlash(path))
 }
