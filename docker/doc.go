@@ -9,7 +9,8 @@
 //     multi-stage: a golang:1.26-bookworm builder cross-compiles the server
 //     with CGO_ENABLED=1 for each target platform (linux/amd64 and
 //     linux/arm64), stamping the version and commit into the binary and the
-//     image labels.
+//     image labels. Dockerfile.examples adds to the CPU image the Debian
+//     packages and the model folders of examples/models.
 //   - entrypoint.sh maps SageMaker's "docker run IMAGE serve" onto
 //     "switchyard serve": one listener for both APIs on port 8080 (or
 //     SAGEMAKER_BIND_TO_PORT), the model layout found under /opt/ml, and the
@@ -20,6 +21,8 @@
 // The tests run the entrypoint with a stub server for every layout and
 // override, run it with the real server against an example model as a
 // single-model and as a multi-model endpoint, cross-compile the server for
-// linux/arm64 and read the ELF header, and check that the Dockerfiles keep
-// the labels, the stages and the cgo settings. The package exports nothing.
+// linux/arm64 and read the ELF header, check that the Dockerfiles keep
+// the labels, the stages and the cgo settings, and that the examples image
+// installs every package the example models import. The package exports
+// nothing.
 package docker

@@ -147,12 +147,7 @@ func checkLabels(s stage) report {
 
 func checkPackages(s stage, packages []string) report {
 	var r report
-	var words []string
-	for _, in := range s.find("RUN") {
-		words = append(words, strings.FieldsFunc(in.args, func(c rune) bool {
-			return strings.ContainsRune(" \t;\"'", c)
-		})...)
-	}
+	words := runWords(s)
 	for _, p := range packages {
 		if !slices.Contains(words, p) {
 			r.addf("runtime stage installs no %s", p)
