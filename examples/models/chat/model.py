@@ -12,6 +12,12 @@ all its requests first, so they share decode steps, then collects them.
 serving.properties sets option.rolling_batch=scheduler: requests come as they
 arrive, several at once on the thread pool of the runtime, and the engine
 batches them itself.
+
+The answer to the initialization call declares the model's capabilities:
+its context length (n_positions, 256 tokens), no tool calls, one choice.
+A prompt that does not fit, or a max_tokens that does not fit beside it,
+answers 400 naming the limit instead of being cut short; tools and n > 1
+answer 400 too.
 """
 
 import os
@@ -68,7 +74,7 @@ class SequenceEvents(object):
             self.ended = True
             seq = self.seq
             return genoutput.Done(seq.finish_reason or "error", seq.prompt_tokens, seq.generated_tokens,
-                                  seq.error, text=seq.text)
+                                  seq.error, text=seq.text, stop_sequence=seq.stream.matched)
         return genoutput.Piece(token.id, token.text)
 
     def close(self):
@@ -85,6 +91,7 @@ class ChatModel(object):
         self.engine = None
         self.model_name = None
         self.default_max = generative.DEFAULT_MAX_TOKENS
+        self.caps = generative.NO_CAPABILITIES
 
     def initialize(self, props):
         """Starts the engine for the initialization properties."""
@@ -94,6 +101,8 @@ class ChatModel(object):
         threads = _int_option(props, "threads", min(DEFAULT_THREADS, os.cpu_count() or 1))
         max_batch = _int_option(props, "max_rolling_batch_size", DEFAULT_MAX_BATCH)
         self.engine = chat_engine.Engine(model_dir, device=_device(props), max_batch=max_batch, threads=threads)
+        self.caps = generative.Capabilities(context_length=self.engine.config.n_positions)
+        return genoutput.declare(self.caps)
 
     def close(self):
         """Stops the engine (unfinished sequences end as canceled)."""
@@ -103,8 +112,7 @@ class ChatModel(object):
     def handle(self, inputs):
         """Answers a request or a dynamic batch; initializes on the empty input."""
         if inputs.is_empty():
-            self.initialize(inputs.get_properties())
-            return None
+            return self.initialize(inputs.get_properties())
         if self.engine is None:
             raise RuntimeError("the chat model is not initialized")
         if inputs.is_batch():
@@ -118,8 +126,9 @@ class ChatModel(object):
     def start(self, inputs, whole=False):
         """Submits one request; returns (request, events), or the 400 Output for a bad body."""
         try:
-            req = generative.parse_input(inputs, "scheduler", self.default_max)
+            req = generative.parse_input(inputs, "scheduler", self.default_max, self.caps)
             ids = self.prompt_ids(req)
+            generative.fit_context(req, len(ids), self.caps.context_length)
         except generative.RequestError as exc:
             return genoutput.bad_request(exc)
         if whole:

@@ -178,7 +178,7 @@ class TextStreamTest(unittest.TestCase):
         got = [s.push(ord(c)) for c in "abEN"]
         self.assertEqual(got, [("a", False), ("b", False), ("", False), ("", False)])
         self.assertEqual(s.push(ord("D")), ("", True))
-        self.assertEqual(s.text, "ab")
+        self.assertEqual((s.text, s.matched), ("ab", "END"))
 
     def test_false_alarm_is_released(self):
         s = self.stream(["END"])

@@ -28,6 +28,7 @@ class TextStream:
         self.stop = [s for s in (stop or []) if s]
         self.ids: list[int] = []
         self.text = ""  # the text handed out so far
+        self.matched: str | None = None  # the stop string that ended the text, once one has
 
     def push(self, token_id: int) -> tuple[str, bool]:
         """push adds one token; it returns the new text that is safe to hand
@@ -51,8 +52,11 @@ class TextStream:
         return delta
 
     def _find_stop(self, full: str) -> int:
-        found = [i for i in (full.find(s) for s in self.stop) if i >= 0]
-        return min(found) if found else -1
+        found = [(i, s) for i, s in ((full.find(s), s) for s in self.stop) if i >= 0]
+        if not found:
+            return -1
+        at, self.matched = min(found)
+        return at
 
     def _safe_end(self, full: str) -> int:
         end = len(full)

@@ -4,9 +4,14 @@ parse() checks a request body and returns a GenRequest, or raises
 RequestError (answered with status 400) naming the field that is wrong.
 
 * chat: {"messages": [{"role", "content"}, ...], "max_tokens", "temperature",
-  "top_p", "stop", "stream", "seed"}; a system message may only come first.
-  max_new_tokens is ignored here, as chat-completions servers ignore it, and
-  the answer carries the property x-switchyard-warning saying so.
+  "top_p", "stop", "stream", "seed", "n", "tools", "tool_choice"}; a system
+  message may only come first. max_new_tokens is ignored here, as
+  chat-completions servers ignore it, and the answer carries the property
+  x-switchyard-warning saying so. Tools follow OpenAI's shape: "tools" is a
+  list of {"type": "function", "function": {"name", "description",
+  "parameters"}}, an assistant message may carry "tool_calls" (content then
+  may be null) and a message with role "tool" answers one call by its
+  "tool_call_id".
 * generation: {"inputs": "<prompt>", "parameters": {"max_new_tokens",
   "temperature", "top_p", "do_sample", "stop", "seed", "details"}, "stream"}.
 * completion (OpenAI's CompletionRequest): {"prompt": "<text>", "max_tokens",
@@ -14,6 +19,16 @@ RequestError (answered with status 400) naming the field that is wrong.
 
 Unknown fields are ignored; null counts as absent. A model whose rolling
 batch is vllm only takes chat and completion requests, as vLLM's servers do.
+
+No silent degradation: what a handler cannot honour is refused with a
+RequestError that names the field and the limit. A handler declares what it
+can do with a Capabilities object (its context length, whether it calls
+tools, how many choices it returns) and passes it to parse(); the same
+object, turned into properties, goes back in its answer to the
+initialization call, so that switchyard shows it and enforces it too. Tools,
+tool messages and n above the declared maximum are refused by parse();
+fit_context() refuses a prompt that does not fit the context once the
+handler has counted its tokens.
 """
 
 import json
@@ -21,7 +36,9 @@ import math
 
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_TEMPERATURE = 1.0
-ROLES = ("system", "user", "assistant")
+ROLES = ("system", "user", "assistant", "tool")
+TOOL_CHOICES = ("none", "auto", "required")
+MAX_TOOL_NAME = 64
 WARNING = "x-switchyard-warning"
 MAX_NEW_TOKENS_IGNORED = ("max_new_tokens is ignored in a chat request; "
                           "max_tokens sets the limit")
@@ -32,10 +49,55 @@ RAW_STRING_REFUSED = ("could not find a handler for this request: a model with r
 CHAT, GENERATION, COMPLETION = "chat", "generation", "completion"
 
 
+# error_code values of RequestError, as OpenAI's API names these failures.
+CONTEXT_LENGTH_EXCEEDED = "context_length_exceeded"
+UNSUPPORTED_PARAMETER = "unsupported_parameter"
+UNSUPPORTED_VALUE = "unsupported_value"
+
+
 class RequestError(ValueError):
-    """RequestError is a request that does not fit the schema; it answers 400."""
+    """RequestError is a request that does not fit the schema; it answers 400.
+
+    param names the request field at fault and error_code a machine-readable
+    reason (context_length_exceeded, unsupported_parameter, ...), when known;
+    both travel in the 400 answer's body.
+    """
 
     code = 400
+
+    def __init__(self, message, param=None, error_code=None):
+        ValueError.__init__(self, message)
+        self.param = param
+        self.error_code = error_code
+
+
+class Capabilities(object):
+    """Capabilities are what a generative handler can honour.
+
+    context_length is the number of tokens the prompt and the completion
+    share (None: not known, nothing is checked); tools says whether the
+    handler calls tools; max_choices is the largest n it answers. A handler
+    returns properties() in its answer to the initialization call.
+    """
+
+    def __init__(self, context_length=None, tools=False, max_choices=1):
+        self.context_length = int(context_length) if context_length else None
+        self.tools = bool(tools)
+        self.max_choices = max(1, int(max_choices))
+
+    def properties(self):
+        """Returns the initialization reply's properties that declare these capabilities."""
+        props = {"supports_tools": "true" if self.tools else "false", "max_choices": str(self.max_choices)}
+        if self.context_length:
+            props["context_length"] = str(self.context_length)
+        return props
+
+    def __repr__(self):
+        return "Capabilities(context_length=%r, tools=%r, max_choices=%r)" % (
+            self.context_length, self.tools, self.max_choices)
+
+
+NO_CAPABILITIES = Capabilities()
 
 
 class GenRequest(object):
@@ -50,7 +112,11 @@ class GenRequest(object):
         self.kind = kind
         self.messages = None
         self.prompt = None
+        self.tools = []
+        self.tool_choice = "none"
+        self.n = 1
         self.max_new_tokens = max_new_tokens
+        self.limit_field = None  # the field that set max_new_tokens; None for the model's default
         self.temperature = temperature
         self.top_p = top_p
         self.stop = list(stop or [])
@@ -79,23 +145,54 @@ def default_max_tokens(props):
     return DEFAULT_MAX_TOKENS
 
 
-def parse_input(inputs, rolling_batch=None, default_max=DEFAULT_MAX_TOKENS):
+def parse_input(inputs, rolling_batch=None, default_max=DEFAULT_MAX_TOKENS, caps=None):
     """Parses the body of a runtime Input (its "data" item); see parse."""
-    return parse(inputs.get_as_bytes(), rolling_batch, default_max)
+    return parse(inputs.get_as_bytes(), rolling_batch, default_max, caps)
 
 
-def parse(body, rolling_batch=None, default_max=DEFAULT_MAX_TOKENS):
-    """Returns the GenRequest for a JSON body (bytes, str or an already decoded dict)."""
+def parse(body, rolling_batch=None, default_max=DEFAULT_MAX_TOKENS, caps=None):
+    """Returns the GenRequest for a JSON body (bytes, str or an already decoded dict).
+
+    caps are the handler's Capabilities; without them tools and n > 1 are
+    refused.
+    """
+    caps = caps or NO_CAPABILITIES
     obj = decode_body(body)
     if _has(obj, "messages"):
-        return _chat(obj, default_max)
+        return _chat(obj, default_max, caps)
     if _has(obj, "inputs"):
         if rolling_batch == "vllm":
             raise RequestError(RAW_STRING_REFUSED)
         return _generation(obj, default_max)
     if _has(obj, "prompt"):
-        return _completion(obj, default_max)
+        return _completion(obj, default_max, caps)
     raise RequestError("messages is required (a chat request), or inputs (a generation request)")
+
+
+def fit_context(req, prompt_tokens, context_length):
+    """Checks that a prompt of prompt_tokens fits the model's context; returns the token limit.
+
+    A prompt that fills the context, or an explicit limit that does not fit
+    beside the prompt, raises RequestError (context_length_exceeded). The
+    model's default limit shrinks to the room left, as vLLM's does. Without a
+    context_length nothing is checked.
+    """
+    if not context_length:
+        return req.max_new_tokens
+    field = {CHAT: "messages", COMPLETION: "prompt"}.get(req.kind, "inputs")
+    if prompt_tokens >= context_length:
+        raise RequestError("this model's context length is %d tokens, and no room is left for an answer after "
+                           "%d tokens of %s; shorten the %s" % (context_length, prompt_tokens, field, field),
+                           param=field, error_code=CONTEXT_LENGTH_EXCEEDED)
+    room = context_length - prompt_tokens
+    if req.limit_field is not None and req.max_new_tokens > room:
+        raise RequestError("this model's context length is %d tokens, and the request asks for %d "
+                           "(%d in the %s, %d in %s); lower %s to at most %d or shorten the %s" % (
+                               context_length, prompt_tokens + req.max_new_tokens, prompt_tokens, field,
+                               req.max_new_tokens, req.limit_field, req.limit_field, room, field),
+                           param=req.limit_field, error_code=CONTEXT_LENGTH_EXCEEDED)
+    req.max_new_tokens = min(req.max_new_tokens, room)
+    return req.max_new_tokens
 
 
 def decode_body(body):
@@ -116,21 +213,37 @@ def decode_body(body):
 # --- the three schemas ---------------------------------------------------------
 
 
-def _chat(obj, default_max):
-    req = GenRequest(CHAT, _limit(obj, default_max), **_sampling(obj, ""))
-    req.messages = messages(obj["messages"])
+def _chat(obj, default_max, caps):
+    req = GenRequest(CHAT, default_max, **_sampling(obj, ""))
+    _limit(req, obj, "")
+    req.messages = messages(obj["messages"], caps.tools)
+    req.tools = tools(obj.get("tools"), caps.tools)
+    req.tool_choice = tool_choice(obj.get("tool_choice"), req.tools)
+    req.n = _choices(obj, caps)
     req.stream = _bool(obj, "stream", "", False)
     if _has(obj, "max_new_tokens"):
         req.warnings.append(MAX_NEW_TOKENS_IGNORED)
     return req
 
 
-def _limit(obj, default_max):
-    """Returns max_tokens, or OpenAI's newer max_completion_tokens, or the default."""
+def _limit(req, obj, prefix):
+    """Sets max_tokens, or OpenAI's newer max_completion_tokens, when given."""
     for key in ("max_tokens", "max_completion_tokens"):
         if _has(obj, key):
-            return _positive_int(obj, key, "")
-    return default_max
+            req.max_new_tokens = _positive_int(obj, key, prefix)
+            req.limit_field = prefix + key
+            return
+
+
+def _choices(obj, caps):
+    """Returns n (1 when absent); more than the handler's max_choices is refused."""
+    if not _has(obj, "n"):
+        return 1
+    n = _positive_int(obj, "n", "")
+    if n > caps.max_choices:
+        raise RequestError("n=%d asks for more choices than this model returns: at most %d" % (n, caps.max_choices),
+                           param="n", error_code=UNSUPPORTED_VALUE)
+    return n
 
 
 def _generation(obj, default_max):
@@ -140,34 +253,43 @@ def _generation(obj, default_max):
         params = {}
     elif not isinstance(params, dict):
         raise RequestError("parameters must be an object, not %s" % _kind(params))
-    limit = _positive_int(params, "max_new_tokens", "parameters.") if _has(params, "max_new_tokens") else default_max
     sampling = _sampling(params, "parameters.")
     if _bool(params, "do_sample", "parameters.", None) is False:
         sampling["temperature"] = 0.0
-    req = GenRequest(GENERATION, limit, **sampling)
+    req = GenRequest(GENERATION, default_max, **sampling)
+    if _has(params, "max_new_tokens"):
+        req.max_new_tokens = _positive_int(params, "max_new_tokens", "parameters.")
+        req.limit_field = "parameters.max_new_tokens"
     req.prompt = prompt
     req.stream = _bool(obj, "stream", "", False)
     req.details = _bool(params, "details", "parameters.", False)
     return req
 
 
-def _completion(obj, default_max):
-    req = GenRequest(COMPLETION, _limit(obj, default_max), **_sampling(obj, ""))
+def _completion(obj, default_max, caps):
+    req = GenRequest(COMPLETION, default_max, **_sampling(obj, ""))
+    _limit(req, obj, "")
+    req.n = _choices(obj, caps)
     req.prompt = _string(obj, "prompt", "")
     req.stream = _bool(obj, "stream", "", False)
     return req
 
 
-def messages(value):
-    """Checks a chat messages list and returns it as plain {role, content} dicts."""
+def messages(value, with_tools=False):
+    """Checks a chat messages list and returns it as plain dicts.
+
+    Each is {role, content}; an assistant message may add tool_calls and a
+    tool message has tool_call_id. Without with_tools, tool messages and
+    tool calls are refused.
+    """
     if not isinstance(value, list):
         raise RequestError("messages must be a list, not %s" % _kind(value))
     if not value:
         raise RequestError("messages must not be empty")
-    return [_message(i, m) for i, m in enumerate(value)]
+    return [_message(i, m, with_tools) for i, m in enumerate(value)]
 
 
-def _message(i, m):
+def _message(i, m, with_tools):
     where = "messages[%d]" % i
     if not isinstance(m, dict):
         raise RequestError("%s must be an object with role and content, not %s" % (where, _kind(m)))
@@ -176,7 +298,94 @@ def _message(i, m):
         raise RequestError("%s.role must be one of %s, not %r" % (where, "/".join(ROLES), role))
     if role == "system" and i > 0:
         raise RequestError("%s.role: a system message may only come first" % where)
+    if role == "tool":
+        _need_tools(with_tools, where + ".role", "a tool message")
+        return {"role": role, "content": _string(m, "content", where + "."),
+                "tool_call_id": _string(m, "tool_call_id", where + ".")}
+    if role == "assistant" and _has(m, "tool_calls"):
+        _need_tools(with_tools, where + ".tool_calls", "tool calls")
+        calls = _tool_calls(m["tool_calls"], where + ".tool_calls")
+        content = m.get("content")
+        if content is not None and not isinstance(content, str):
+            raise RequestError("%s.content must be a string or null, not %s" % (where, _kind(content)))
+        return {"role": role, "content": content or "", "tool_calls": calls}
     return {"role": role, "content": _string(m, "content", where + ".")}
+
+
+def _need_tools(with_tools, param, what):
+    if not with_tools:
+        raise RequestError("%s: this model's handler does not call tools, so %s cannot be sent to it" % (param, what),
+                           param=param, error_code=UNSUPPORTED_PARAMETER)
+
+
+def _tool_calls(value, where):
+    if not isinstance(value, list):
+        raise RequestError("%s must be a list, not %s" % (where, _kind(value)))
+    out = []
+    for i, call in enumerate(value):
+        at = "%s[%d]" % (where, i)
+        if not isinstance(call, dict):
+            raise RequestError("%s must be an object, not %s" % (at, _kind(call)))
+        fn = _object(call, "function", at + ".")
+        out.append({"id": _string(call, "id", at + "."), "type": "function",
+                    "function": {"name": _string(fn, "name", at + ".function."),
+                                 "arguments": _string(fn, "arguments", at + ".function.")}})
+    return out
+
+
+def tools(value, supported):
+    """Checks OpenAI's tools list and returns it as [{"type": "function", "function": {...}}].
+
+    None or an empty list means no tools; tools sent to a handler that does
+    not call tools are refused.
+    """
+    if value is None or value == []:
+        return []
+    _need_tools(supported, "tools", "tools")
+    if not isinstance(value, list):
+        raise RequestError("tools must be a list, not %s" % _kind(value), param="tools")
+    return [_tool(i, t) for i, t in enumerate(value)]
+
+
+def _tool(i, t):
+    where = "tools[%d]" % i
+    if not isinstance(t, dict):
+        raise RequestError("%s must be an object, not %s" % (where, _kind(t)), param=where)
+    kind = t.get("type", "function")
+    if kind != "function":
+        raise RequestError("%s.type must be \"function\", not %r" % (where, kind), param=where + ".type")
+    fn = _object(t, "function", where + ".")
+    name = _string(fn, "name", where + ".function.")
+    if not name or len(name) > MAX_TOOL_NAME or not all(c.isalnum() or c in "_-" for c in name):
+        raise RequestError("%s.function.name must be 1 to %d letters, digits, '_' or '-', not %r" % (
+            where, MAX_TOOL_NAME, name), param=where + ".function.name")
+    out = {"name": name}
+    if _has(fn, "description"):
+        out["description"] = _string(fn, "description", where + ".function.")
+    if _has(fn, "parameters"):
+        out["parameters"] = _object(fn, "parameters", where + ".function.")
+    return {"type": "function", "function": out}
+
+
+def tool_choice(value, tool_list):
+    """Returns OpenAI's tool_choice checked against the tools: "none", "auto", "required" or a name dict."""
+    if value is None:
+        return "auto" if tool_list else "none"
+    if not tool_list:
+        raise RequestError("tool_choice is only allowed when tools are given", param="tool_choice")
+    if isinstance(value, str):
+        if value not in TOOL_CHOICES:
+            raise RequestError("tool_choice must be one of %s or a function, not %r" % (
+                "/".join(TOOL_CHOICES), value), param="tool_choice")
+        return value
+    fn = _object(value, "function", "tool_choice.") if isinstance(value, dict) else None
+    name = _string(fn, "name", "tool_choice.function.") if fn is not None else None
+    if name is None:
+        raise RequestError("tool_choice must be a string or {\"type\": \"function\", \"function\": {\"name\"}}, "
+                           "not %s" % _kind(value), param="tool_choice")
+    if name not in [t["function"]["name"] for t in tool_list]:
+        raise RequestError("tool_choice names %r, which is not among the tools" % name, param="tool_choice")
+    return {"type": "function", "function": {"name": name}}
 
 
 def _sampling(obj, prefix):
@@ -214,9 +423,16 @@ def _has(obj, key):
 def _string(obj, key, prefix):
     value = obj.get(key)
     if value is None:
-        raise RequestError("%s%s is required" % (prefix, key))
+        raise RequestError("%s%s is required" % (prefix, key), param=prefix + key)
     if not isinstance(value, str):
-        raise RequestError("%s%s must be a string, not %s" % (prefix, key, _kind(value)))
+        raise RequestError("%s%s must be a string, not %s" % (prefix, key, _kind(value)), param=prefix + key)
+    return value
+
+
+def _object(obj, key, prefix):
+    value = obj.get(key)
+    if not isinstance(value, dict):
+        raise RequestError("%s%s must be an object, not %s" % (prefix, key, _kind(value)), param=prefix + key)
     return value
 
 
@@ -225,28 +441,28 @@ def _bool(obj, key, prefix, default):
     if value is None:
         return default
     if not isinstance(value, bool):
-        raise RequestError("%s%s must be true or false, not %s" % (prefix, key, _kind(value)))
+        raise RequestError("%s%s must be true or false, not %s" % (prefix, key, _kind(value)), param=prefix + key)
     return value
 
 
 def _int(obj, key, prefix):
     value = obj.get(key)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise RequestError("%s%s must be an integer, not %s" % (prefix, key, _kind(value)))
+        raise RequestError("%s%s must be an integer, not %s" % (prefix, key, _kind(value)), param=prefix + key)
     return value
 
 
 def _positive_int(obj, key, prefix):
     value = obj.get(key)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise RequestError("%s%s must be a positive integer, not %s" % (prefix, key, _shown(value)))
+        raise RequestError("%s%s must be a positive integer, not %s" % (prefix, key, _shown(value)), param=prefix + key)
     return value
 
 
 def _number(obj, key, prefix, ok, want):
     value = obj.get(key)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not ok(value):
-        raise RequestError("%s%s must be %s, not %s" % (prefix, key, want, _shown(value)))
+        raise RequestError("%s%s must be %s, not %s" % (prefix, key, want, _shown(value)), param=prefix + key)
     return float(value)
 
 

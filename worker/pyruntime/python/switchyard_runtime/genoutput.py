@@ -7,10 +7,18 @@ the answer the front-end expects:
 * streamed (the request asked for stream): content-type application/jsonlines,
   one {"token": {"id", "text"}} object per line, sent as soon as the token
   exists; then a last line with "token": null plus generated_text,
-  finish_reason (length, stop, eos, error or canceled), usage, and error when
-  one happened. A stream of N tokens is N token lines and the last line.
+  finish_reason (length, stop, eos, tool_calls, error or canceled), usage,
+  and error when one happened. A stream of N tokens is N token lines and the
+  last line. A token that adds to a tool call carries "tool_calls" beside
+  its token: OpenAI's streamed deltas ([{"index", "id", "type", "function":
+  {"name", "arguments"}}], id and name on the first delta of a call, then
+  pieces of the arguments); the last line then carries the whole calls in
+  "tool_calls".
 * whole: an OpenAI chat.completion (chat), {"generated_text"} with optional
-  details (generation), or an OpenAI text_completion (completion).
+  details (generation), or an OpenAI text_completion (completion). A chat
+  answer with tool calls has message.tool_calls and finish_reason
+  "tool_calls"; a choice that a stop string ended names it in "stop_reason",
+  as vLLM does.
 
 Closing a stream closes its event source, which is how a backend learns that
 the client went away or the request was canceled.
@@ -26,23 +34,28 @@ from .results import is_out_of_memory
 
 JSONLINES = "application/jsonlines"
 JSON = "application/json"
-FINISH_REASONS = ("length", "stop", "eos", "error", "canceled")
+FINISH_REASONS = ("length", "stop", "eos", "tool_calls", "error", "canceled")
 NO_FINISH = "the generation ended without a finish reason"
 
 _log = logging.getLogger("switchyard.genoutput")
 
 
 class Piece(object):
-    """Piece is one generated token: its id and the text it adds (maybe "")."""
+    """Piece is one generated token: its id, the text it adds (maybe "") and tool-call deltas.
 
-    __slots__ = ("id", "text")
+    tool_calls, when set, is a list of OpenAI streamed tool-call deltas that
+    this token adds to (see the module doc).
+    """
 
-    def __init__(self, token_id, text):
+    __slots__ = ("id", "text", "tool_calls")
+
+    def __init__(self, token_id, text, tool_calls=None):
         self.id = int(token_id)
         self.text = text
+        self.tool_calls = tool_calls or None
 
     def __repr__(self):
-        return "Piece(%d, %r)" % (self.id, self.text)
+        return "Piece(%d, %r, %r)" % (self.id, self.text, self.tool_calls)
 
 
 class Done(object):
@@ -50,33 +63,41 @@ class Done(object):
 
     completion_tokens None means "count the pieces"; text None means "join
     the pieces' texts" (a backend whose final text differs, after cutting a
-    stop string say, passes it).
+    stop string say, passes it). tool_calls None means "merge the pieces'
+    deltas"; stop_sequence is the stop string that ended the text, when known.
     """
 
-    __slots__ = ("finish_reason", "prompt_tokens", "completion_tokens", "error", "text")
+    __slots__ = ("finish_reason", "prompt_tokens", "completion_tokens", "error", "text", "tool_calls",
+                 "stop_sequence")
 
-    def __init__(self, finish_reason, prompt_tokens=0, completion_tokens=None, error=None, text=None):
+    def __init__(self, finish_reason, prompt_tokens=0, completion_tokens=None, error=None, text=None,
+                 tool_calls=None, stop_sequence=None):
         self.finish_reason = finish_reason
         self.prompt_tokens = int(prompt_tokens or 0)
         self.completion_tokens = completion_tokens
         self.error = error
         self.text = text
+        self.tool_calls = tool_calls
+        self.stop_sequence = stop_sequence
 
     def __repr__(self):
         return "Done(%r, %r, %r, %r)" % (self.finish_reason, self.prompt_tokens, self.completion_tokens, self.error)
 
 
 class Result(object):
-    """Result is a finished generation: text, finish reason and token counts."""
+    """Result is a finished generation: text, tool calls, finish reason and token counts."""
 
-    __slots__ = ("text", "finish_reason", "prompt_tokens", "completion_tokens", "error")
+    __slots__ = ("text", "finish_reason", "prompt_tokens", "completion_tokens", "error", "tool_calls",
+                 "stop_sequence")
 
-    def __init__(self, text, done, pieces):
+    def __init__(self, text, done, pieces, tool_calls=None):
         self.text = text if done.text is None else done.text
         self.finish_reason = done.finish_reason
         self.prompt_tokens = done.prompt_tokens
         self.completion_tokens = pieces if done.completion_tokens is None else int(done.completion_tokens)
         self.error = done.error
+        self.tool_calls = (tool_calls or []) if done.tool_calls is None else list(done.tool_calls)
+        self.stop_sequence = done.stop_sequence if done.finish_reason == "stop" else None
 
     def usage(self):
         """Returns the OpenAI usage object."""
@@ -94,24 +115,64 @@ def token_json(piece):
 
 def token_line(piece):
     """Returns one streamed line {"token": {...}} as bytes ending in a newline."""
-    return encode_json({"token": token_json(piece)}) + b"\n"
+    line = {"token": token_json(piece)}
+    if piece is not None and piece.tool_calls:
+        line["tool_calls"] = piece.tool_calls
+    return encode_json(line) + b"\n"
 
 
 def final_line(piece, result):
     """Returns the last streamed line: the whole answer's fields, its token null when piece is None."""
     line = {"token": token_json(piece), "generated_text": result.text,
             "finish_reason": result.finish_reason, "usage": result.usage()}
+    if result.tool_calls:
+        line["tool_calls"] = result.tool_calls
     if result.error is not None:
         line["error"] = result.error
     return encode_json(line) + b"\n"
+
+
+def merge_tool_calls(calls, deltas):
+    """Adds OpenAI tool-call deltas to calls, a list of whole calls, and returns it.
+
+    A delta's index picks the call; id and name are set by the delta that
+    has them, and arguments are appended.
+    """
+    for delta in deltas or ():
+        index = int(delta.get("index", 0))
+        while len(calls) <= index:
+            calls.append({"id": "", "type": "function", "function": {"name": "", "arguments": ""}})
+        call, fn = calls[index], delta.get("function") or {}
+        if delta.get("id"):
+            call["id"] = delta["id"]
+        if fn.get("name"):
+            call["function"]["name"] = fn["name"]
+        call["function"]["arguments"] += fn.get("arguments") or ""
+    return calls
+
+
+class _Tally(object):
+    """_Tally adds up the pieces of a generation: texts, token count and tool calls."""
+
+    def __init__(self):
+        self.texts = []
+        self.count = 0
+        self.tool_calls = []
+
+    def add(self, piece):
+        self.texts.append(piece.text)
+        self.count += 1
+        merge_tool_calls(self.tool_calls, piece.tool_calls)
+
+    def result(self, done):
+        return Result("".join(self.texts), done, self.count, self.tool_calls)
 
 
 class _Lines(object):
     """_Lines turns events into lines (see the module doc)."""
 
     def __init__(self):
-        self.texts = []
-        self.count = 0
+        self.tally = _Tally()
         self.ended = False
 
     def push(self, event):
@@ -120,9 +181,8 @@ class _Lines(object):
             return None
         if isinstance(event, Done):
             self.ended = True
-            return final_line(None, Result("".join(self.texts), event, self.count))
-        self.texts.append(event.text)
-        self.count += 1
+            return final_line(None, self.tally.result(event))
+        self.tally.add(event)
         return token_line(event)
 
     def fail(self, text):
@@ -221,34 +281,32 @@ def _close(it):
 
 def collect(events):
     """Runs a synchronous event source to its end and returns the Result."""
-    texts, count = [], 0
+    tally = _Tally()
     it = iter(events)
     try:
         for event in it:
             if isinstance(event, Done):
-                return Result("".join(texts), event, count)
-            texts.append(event.text)
-            count += 1
+                return tally.result(event)
+            tally.add(event)
     finally:
         _close(it)
         _close(events)
-    return Result("".join(texts), Done("error", error=NO_FINISH), count)
+    return tally.result(Done("error", error=NO_FINISH))
 
 
 async def acollect(events):
     """Runs an async event source to its end and returns the Result."""
-    texts, count = [], 0
+    tally = _Tally()
     it = events.__aiter__()
     try:
         async for event in it:
             if isinstance(event, Done):
-                return Result("".join(texts), event, count)
-            texts.append(event.text)
-            count += 1
+                return tally.result(event)
+            tally.add(event)
     finally:
         if hasattr(it, "aclose"):
             await it.aclose()
-    return Result("".join(texts), Done("error", error=NO_FINISH), count)
+    return tally.result(Done("error", error=NO_FINISH))
 
 
 def openai_finish_reason(reason):
@@ -256,12 +314,20 @@ def openai_finish_reason(reason):
     return "stop" if reason in ("eos", "stop") else reason
 
 
+def chat_message(result):
+    """Returns the assistant message of a chat answer: content, and tool_calls when there are any."""
+    if not result.tool_calls:
+        return {"role": "assistant", "content": result.text}
+    return {"role": "assistant", "content": result.text or None, "tool_calls": result.tool_calls}
+
+
 def chat_completion(result, model, now=None, ident=None):
     """Returns an OpenAI chat.completion object for a finished chat request."""
     return {"id": ident or "chatcmpl-" + uuid.uuid4().hex, "object": "chat.completion",
             "created": int(time.time() if now is None else now), "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": result.text},
-                         "logprobs": None, "finish_reason": openai_finish_reason(result.finish_reason)}],
+            "choices": [{"index": 0, "message": chat_message(result), "logprobs": None,
+                         "finish_reason": openai_finish_reason(result.finish_reason),
+                         "stop_reason": result.stop_sequence}],
             "usage": result.usage()}
 
 
@@ -335,11 +401,27 @@ async def arespond(request, events, model):
     return whole_output(request, await acollect(events), model)
 
 
-def bad_request(exc):
-    """Returns the 400 Output for a RequestError."""
-    text = str(exc)
-    return Output().error(text, code=getattr(exc, "code", 400), message=text)
+def declare(caps):
+    """Returns the Output a handler answers the initialization call with: caps as its properties.
 
+    caps is a generative.Capabilities, or None to declare nothing.
+    """
+    out = Output()
+    for key, value in (caps.properties() if caps is not None else {}).items():
+        out.add_property(key, value)
+    return out
+
+
+def bad_request(exc):
+    """Returns the 400 Output for a RequestError; its body adds param and error_code when known."""
+    text = str(exc)
+    code = getattr(exc, "code", 400)
+    body = {"code": code, "message": text, "error": text}
+    for key in ("param", "error_code"):
+        if getattr(exc, key, None):
+            body[key] = getattr(exc, key)
+    out = Output(code, text).add_property("content-type", JSON)
+    return out.add_as_json(body)
 
 
 def failed(exc):

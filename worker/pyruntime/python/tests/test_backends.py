@@ -134,16 +134,19 @@ class ChoiceTest(unittest.TestCase):
 
 @unittest.skipIf(REAL, "real backend packages are installed: %s" % REAL)
 class InitReplyTest(unittest.TestCase):
-    """The initialization reply: the mode in use, or the load error's last line."""
+    """The initialization reply: the mode in use and the declared capabilities, or the load error's last line."""
 
     def test_reply(self):
         trtllm = "ModuleNotFoundError: No module named 'tensorrt_llm'; option.rolling_batch=trtllm needs an image "
+        vllm = {"rolling_batch": "vllm", "context_length": "64", "supports_tools": "false", "max_choices": "1"}
         cases = [
-            ("auto resolves to vllm", {"config.json": GPT2}, {"rolling_batch": "auto"}, True, 200, "vllm"),
-            ("auto resolves to disable", {"config.json": DEBERTA}, {"rolling_batch": "auto"}, True, 200, "disable"),
-            ("custom model.py with auto", {"model.py": HANDLER}, {"rolling_batch": "auto"}, False, 200, "disable"),
+            ("auto resolves to vllm", {"config.json": GPT2}, {"rolling_batch": "auto"}, True, 200, vllm),
+            ("auto resolves to disable", {"config.json": DEBERTA}, {"rolling_batch": "auto"}, True, 200,
+             {"rolling_batch": "disable"}),
+            ("custom model.py with auto", {"model.py": HANDLER}, {"rolling_batch": "auto"}, False, 200,
+             {"rolling_batch": "disable"}),
             ("custom model.py with scheduler", {"model.py": HANDLER}, {"rolling_batch": "scheduler"}, False, 200,
-             "scheduler"),
+             {"rolling_batch": "scheduler"}),
             ("trtllm", {"config.json": GPT2}, {"rolling_batch": "trtllm"}, False, 500, trtllm),
         ]
         for name, files, props, fakes, code, want in cases:
@@ -155,7 +158,7 @@ class InitReplyTest(unittest.TestCase):
                 resp = worker.init(task="text-classification", **props)
                 self.assertEqual(resp.code, code)
                 if code == 200:
-                    self.assertEqual(resp.props, {"rolling_batch": want})
+                    self.assertEqual(resp.props, want)
                 else:
                     self.assertTrue(resp.message.startswith(want), resp.message)
                     self.assertIn("TensorRT-LLM backend", resp.message)

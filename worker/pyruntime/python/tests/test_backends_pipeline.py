@@ -11,8 +11,8 @@ from tests.test_backends import FAKES, GPT2, REAL
 
 class UnitTest(unittest.TestCase):
     def test_cut_at_stop(self):
-        cases = [("a b c", [], ("a b c", False)), ("a b c", ["b", "a b"], ("", True)),
-                 ("a b c", ["c", "x"], ("a b ", True)), ("a b c", [""], ("a b c", False))]
+        cases = [("a b c", [], ("a b c", None)), ("a b c", ["b", "a b"], ("", "a b")),
+                 ("a b c", ["c", "x"], ("a b ", "c")), ("a b c", [""], ("a b c", None))]
         for text, stops, want in cases:
             with self.subTest(stops=stops):
                 self.assertEqual(hf_pipeline.cut_at_stop(text, stops), want)
@@ -25,11 +25,15 @@ class UnitTest(unittest.TestCase):
 
 @unittest.skipIf(REAL, "real backend packages are installed: %s" % REAL)
 class PipelineWorkerTest(unittest.TestCase):
-    def start(self, task):
+    def start(self, task, **props):
         worker = start_worker(self, make_model(self, {"config.json": GPT2}))
         sys.path.insert(0, FAKES)
-        resp = worker.init(rolling_batch="disable", task=task, model_name="hf")
-        self.assertEqual((resp.code, resp.props), (200, {"rolling_batch": "disable"}))
+        resp = worker.init(rolling_batch="disable", task=task, model_name="hf", **props)
+        if props:
+            return worker, resp
+        caps = {"context_length": "64", "supports_tools": "false", "max_choices": "1"} if task == "text-generation" \
+            else {}
+        self.assertEqual((resp.code, resp.props), (200, dict(caps, rolling_batch="disable")))
         return worker, sys.modules["transformers"]
 
     def call(self, worker, body, content_type="application/json", **props):
@@ -88,6 +92,57 @@ class PipelineWorkerTest(unittest.TestCase):
                 self.assertEqual(fake.CALLS[-1][1:], call)
         resp = self.call(worker, {"text": "x"})
         self.assertEqual((resp.code, resp.message), (400, "inputs is required"))
+
+    def test_context_length(self):
+        worker, _ = self.start("text-generation")
+        long = {"messages": [{"role": "user", "content": " ".join(["w"] * 70)}]}
+        cases = [
+            ("prompt fills the context", long, "messages", "this model's context length is 64 tokens, and no room "
+             "is left for an answer after 72 tokens of messages"),
+            ("limit does not fit", {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 62}, "max_tokens",
+             "this model's context length is 64 tokens, and the request asks for 65 (3 in the messages, "
+             "62 in max_tokens)"),
+        ]
+        for name, body, param, message in cases:
+            with self.subTest(name):
+                resp = self.call(worker, body)
+                self.assertEqual(resp.code, 400)
+                answer = json.loads(resp.values[0])
+                self.assertTrue(answer["error"].startswith(message), answer)
+                self.assertEqual((answer["param"], answer["error_code"]), (param, "context_length_exceeded"))
+
+    def test_tool_calls(self):
+        worker, resp = self.start("text-generation", enable_auto_tool_choice="true", tool_call_parser="hermes")
+        self.assertEqual(resp.props["supports_tools"], "true")
+        fake = sys.modules["transformers"]
+        self.addCleanup(setattr, fake, "ANSWER", None)
+        fake.ANSWER = ' <tool_call> {"name": "weather", "arguments": {"city": "w1"}} </tool_call>'
+        tool = {"type": "function", "function": {"name": "weather", "parameters": {"type": "object"}}}
+        body = {"messages": [{"role": "user", "content": "w0"}], "tools": [tool]}
+        answer = json.loads(self.call(worker, body).values[0])
+        choice = answer["choices"][0]
+        self.assertEqual(choice["finish_reason"], "tool_calls")
+        call = choice["message"]["tool_calls"][0]
+        self.assertEqual((call["function"], choice["message"]["content"]),
+                         ({"name": "weather", "arguments": '{"city": "w1"}'}, " "))
+        self.assertEqual(fake.CALLS[-1][1], "tools: weather user: w0 assistant:")
+        resp = self.call(worker, dict(body, stream=True))
+        final = json.loads(resp.chunks[-1])
+        self.assertEqual((final["finish_reason"], final["tool_calls"][0]["function"]["name"]),
+                         ("tool_calls", "weather"))
+        deltas = [d for c in resp.chunks[:-1] for d in json.loads(c).get("tool_calls", ())]
+        self.assertEqual([d["function"]["name"] for d in deltas], ["weather"])
+
+    def test_tool_options(self):
+        cases = [({"enable_auto_tool_choice": "true"}, "option.enable_auto_tool_choice=true needs "
+                  "option.tool_call_parser"),
+                 ({"enable_auto_tool_choice": "true", "tool_call_parser": "pythonic"},
+                  "option.tool_call_parser=pythonic is not one of hermes")]
+        for props, message in cases:
+            with self.subTest(props):
+                _, resp = self.start("text-generation", **props)
+                self.assertEqual(resp.code, 500)
+                self.assertIn(message, resp.message)
 
 
 if __name__ == "__main__":

@@ -67,7 +67,8 @@ class VllmWorkerTest(unittest.TestCase):
         self.worker = start_worker(self, folder)
         sys.path.insert(0, FAKES)
         resp = self.worker.init(rolling_batch="vllm", max_rolling_batch_size="4", model_name="tiny")
-        self.assertEqual((resp.code, resp.props), (200, {"rolling_batch": "vllm"}))
+        self.assertEqual((resp.code, resp.props), (200, {
+            "rolling_batch": "vllm", "context_length": "64", "supports_tools": "false", "max_choices": "1"}))
         self.engine = self.worker.server.handler.module._service.backend.engine
         self.addCleanup(self.engine.gate.release, 1000)
 
@@ -143,7 +144,15 @@ class VllmWorkerTest(unittest.TestCase):
         cases = [("raw string", {"inputs": "<user>hi<assistant>"},
                   "could not find a handler for this request: a model with rolling_batch=vllm expects a "
                   "ChatCompletionRequest or CompletionRequest"),
-                 ("wrong type", {"messages": [{"role": "user", "content": None}]}, "messages[0].content is required")]
+                 ("wrong type", {"messages": [{"role": "user", "content": None}]}, "messages[0].content is required"),
+                 ("tools", {"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function",
+                                                                                    "function": {"name": "f"}}]},
+                  "tools: this model's handler does not call tools"),
+                 ("context", {"prompt": " ".join(["w"] * 64), "stream": True},
+                  "this model's context length is 64 tokens, and no room is left for an answer after 64 tokens "
+                  "of prompt"),
+                 ("limit", {"prompt": "a b", "max_tokens": 63}, "this model's context length is 64 tokens, and the "
+                  "request asks for 65 (2 in the prompt, 63 in max_tokens)")]
         for tid, body, message in cases:
             with self.subTest(tid):
                 self.start(tid, body)

@@ -33,8 +33,8 @@ class BadRequestTest(unittest.TestCase):
             ("messages empty", {"messages": []}, "messages must not be empty"),
             ("message not an object", {"messages": ["hi"]}, "messages[0] must be an object with role and content"),
             ("role missing", {"messages": [{"content": "x"}]}, "messages[0].role is required"),
-            ("role unknown", {"messages": [{"role": "tool", "content": "x"}]},
-             "messages[0].role must be one of system/user/assistant, not 'tool'"),
+            ("role unknown", {"messages": [{"role": "critic", "content": "x"}]},
+             "messages[0].role must be one of system/user/assistant/tool, not 'critic'"),
             ("system not first", {"messages": [USER, {"role": "system", "content": "x"}]},
              "messages[1].role: a system message may only come first"),
             ("content missing", {"messages": [USER, {"role": "assistant"}]}, "messages[1].content is required"),
@@ -155,6 +155,113 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(generative.parse_input(inputs).messages, [USER])
 
 
+WEATHER = {"type": "function", "function": {"name": "weather", "description": "Weather in a city.",
+                                            "parameters": {"type": "object",
+                                                           "properties": {"city": {"type": "string"}}}}}
+TOOLS = generative.Capabilities(context_length=100, tools=True, max_choices=2)
+
+
+class ToolsTest(unittest.TestCase):
+    """tools, tool_choice, tool messages and n: honoured when declared, refused naming the field otherwise."""
+
+    def test_tools_reach_the_request(self):
+        calls = [{"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{\"city\": \"Oslo\"}"}}]
+        body = chat(tools=[WEATHER], tool_choice="required", n=2, messages=[
+            USER, {"role": "assistant", "content": None, "tool_calls": calls},
+            {"role": "tool", "tool_call_id": "c1", "content": "sunny"}])
+        req = parse(body, caps=TOOLS)
+        self.assertEqual(req.tools, [WEATHER])
+        self.assertEqual((req.tool_choice, req.n), ("required", 2))
+        self.assertEqual(req.messages[1], {"role": "assistant", "content": "", "tool_calls": calls})
+        self.assertEqual(req.messages[2], {"role": "tool", "content": "sunny", "tool_call_id": "c1"})
+        self.assertEqual(parse(chat(tools=[WEATHER]), caps=TOOLS).tool_choice, "auto")
+        named = {"type": "function", "function": {"name": "weather"}}
+        self.assertEqual(parse(chat(tools=[WEATHER], tool_choice=named), caps=TOOLS).tool_choice, named)
+        self.assertEqual(parse(chat(tools=[]), caps=generative.NO_CAPABILITIES).tools, [])
+
+    def test_refusals_name_the_field(self):
+        tool_msg = {"role": "tool", "tool_call_id": "c1", "content": "x"}
+        call = {"role": "assistant", "tool_calls": [{"id": "c", "type": "function",
+                                                     "function": {"name": "f", "arguments": "{}"}}]}
+        cases = [
+            ("tools without support", chat(tools=[WEATHER]), None, "tools", "unsupported_parameter",
+             "tools: this model's handler does not call tools"),
+            ("tool message without support", chat(messages=[USER, tool_msg]), None, "messages[1].role",
+             "unsupported_parameter", "messages[1].role: this model's handler does not call tools"),
+            ("tool calls without support", chat(messages=[USER, call]), None, "messages[1].tool_calls",
+             "unsupported_parameter", "messages[1].tool_calls: this model's handler does not call tools"),
+            ("n above the limit", chat(n=2), None, "n", "unsupported_value",
+             "n=2 asks for more choices than this model returns: at most 1"),
+            ("n above a declared limit", chat(n=3), TOOLS, "n", "unsupported_value", "n=3 asks for more"),
+            ("n zero", chat(n=0), TOOLS, "n", None, "n must be a positive integer, not 0"),
+            ("tool not an object", chat(tools=["x"]), TOOLS, "tools[0]", None, "tools[0] must be an object"),
+            ("tool type", chat(tools=[{"type": "code", "function": {"name": "f"}}]), TOOLS, "tools[0].type", None,
+             "tools[0].type must be \"function\""),
+            ("tool name", chat(tools=[{"type": "function", "function": {"name": "a b"}}]), TOOLS,
+             "tools[0].function.name", None, "tools[0].function.name must be 1 to 64 letters"),
+            ("tool parameters", chat(tools=[{"type": "function", "function": {"name": "f", "parameters": []}}]),
+             TOOLS, "tools[0].function.parameters", None, "tools[0].function.parameters must be an object"),
+            ("tool_choice without tools", chat(tool_choice="auto"), TOOLS, "tool_choice", None,
+             "tool_choice is only allowed when tools are given"),
+            ("tool_choice word", chat(tools=[WEATHER], tool_choice="always"), TOOLS, "tool_choice", None,
+             "tool_choice must be one of none/auto/required"),
+            ("tool_choice unknown name", chat(tools=[WEATHER], tool_choice={"type": "function",
+                                                                            "function": {"name": "x"}}),
+             TOOLS, "tool_choice", None, "tool_choice names 'x', which is not among the tools"),
+            ("tool message id", chat(messages=[USER, {"role": "tool", "content": "x"}]), TOOLS,
+             "messages[1].tool_call_id", None, "messages[1].tool_call_id is required"),
+            ("tool call arguments", chat(messages=[USER, {"role": "assistant", "tool_calls": [
+                {"id": "c", "function": {"name": "f", "arguments": {}}}]}]), TOOLS,
+             "messages[1].tool_calls[0].function.arguments", None, "messages[1].tool_calls[0].function.arguments"),
+        ]
+        for name, body, caps, param, code, message in cases:
+            with self.subTest(name):
+                with self.assertRaises(RequestError) as caught:
+                    parse(body, caps=caps)
+                self.assertTrue(str(caught.exception).startswith(message), str(caught.exception))
+                self.assertEqual((caught.exception.param, caught.exception.error_code), (param, code))
+
+    def test_capabilities_properties(self):
+        self.assertEqual(TOOLS.properties(), {"context_length": "100", "supports_tools": "true", "max_choices": "2"})
+        self.assertEqual(generative.NO_CAPABILITIES.properties(), {"supports_tools": "false", "max_choices": "1"})
+
+
+class FitContextTest(unittest.TestCase):
+    """fit_context: a prompt that fills the context, or a limit that does not fit beside it, is a 400."""
+
+    def test_fit(self):
+        cases = [
+            ("default shrinks to the room left", chat(), 90, 100, 10, None),
+            ("default fits", chat(), 10, 1000, 256, None),
+            ("explicit fits exactly", chat(max_tokens=10), 90, 100, 10, None),
+            ("no context declared", chat(max_tokens=500), 9000, None, 500, None),
+            ("prompt fills the context", chat(), 100, 100, None,
+             "this model's context length is 100 tokens, and no room is left for an answer after 100 tokens "
+             "of messages"),
+            ("explicit does not fit", chat(max_tokens=11), 90, 100, None,
+             "this model's context length is 100 tokens, and the request asks for 101 (90 in the messages, "
+             "11 in max_tokens); lower max_tokens to at most 10"),
+            ("generation", gen(max_new_tokens=20), 90, 100, None, "this model's context length is 100 tokens, "
+             "and the request asks for 110 (90 in the inputs, 20 in parameters.max_new_tokens)"),
+            ("completion", {"prompt": "p", "max_completion_tokens": 50}, 60, 100, None,
+             "this model's context length is 100 tokens, and the request asks for 110 (60 in the prompt, "
+             "50 in max_completion_tokens)"),
+        ]
+        for name, body, prompt_tokens, context, want, message in cases:
+            with self.subTest(name):
+                req = parse(body)
+                if message is None:
+                    self.assertEqual(generative.fit_context(req, prompt_tokens, context), want)
+                    self.assertEqual(req.max_new_tokens, want)
+                    continue
+                with self.assertRaises(RequestError) as caught:
+                    generative.fit_context(req, prompt_tokens, context)
+                self.assertTrue(str(caught.exception).startswith(message), str(caught.exception))
+                self.assertEqual(caught.exception.error_code, "context_length_exceeded")
+                self.assertIn(caught.exception.param, ("messages", "max_tokens", "parameters.max_new_tokens",
+                                                       "max_completion_tokens"))
+
+
 class FuzzTest(unittest.TestCase):
     """parse either returns a GenRequest or raises RequestError, for any body."""
 
@@ -162,15 +269,19 @@ class FuzzTest(unittest.TestCase):
         import random
 
         rng = random.Random(6)
+        tool_chat = chat(tools=[WEATHER], tool_choice="auto", n=1, messages=[
+            USER, {"role": "assistant", "tool_calls": [{"id": "c", "type": "function",
+                                                        "function": {"name": "weather", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c", "content": "ok"}])
         seeds = [json.dumps(b).encode() for b in (chat(stream=True, stop=["a"]), gen(max_new_tokens=3),
-                                                   {"prompt": "p", "max_tokens": 2})]
+                                                   {"prompt": "p", "max_tokens": 2}, tool_chat)]
         for i in range(2000):
             data = bytearray(rng.choice(seeds))
             for _ in range(rng.randint(1, 4)):
                 data[rng.randrange(len(data))] = rng.randrange(256)
             with self.subTest(i=i):
                 try:
-                    req = parse(bytes(data))
+                    req = parse(bytes(data), caps=TOOLS if i % 2 else None)
                 except RequestError:
                     continue
                 self.assertIn(req.kind, ("chat", "generation", "completion"))

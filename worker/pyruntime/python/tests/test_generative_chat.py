@@ -150,13 +150,22 @@ class ChatHandleTest(unittest.TestCase):
         self.assertEqual(self.spy.seqs[-1].text, choice["message"]["content"])
 
     def test_bad_requests(self):
+        words = " ".join(["cruft"] * 6000)  # the prompt that used to be cut to its last 255 tokens
+        tool = {"type": "function", "function": {"name": "f"}}
         cases = [({"messages": []}, "messages must not be empty"),
                  ({"inputs": ""}, "inputs must not be empty"),
-                 ({"messages": QUESTION, "top_p": 0}, "top_p must be a number in (0, 1], not 0")]
+                 ({"messages": QUESTION, "top_p": 0}, "top_p must be a number in (0, 1], not 0"),
+                 ({"messages": [{"role": "user", "content": words}]},
+                  "this model's context length is 256 tokens, and no room is left for an answer after "),
+                 ({"messages": QUESTION, "max_tokens": 250},
+                  "this model's context length is 256 tokens, and the request asks for "),
+                 ({"messages": QUESTION, "n": 2}, "n=2 asks for more choices than this model returns: at most 1"),
+                 ({"messages": QUESTION, "tools": [tool]}, "tools: this model's handler does not call tools")]
         for body, message in cases:
             with self.subTest(message):
                 out = self.handle(body)
-                self.assertEqual((out.code, out.message), (400, message))
+                self.assertEqual(out.code, 400)
+                self.assertTrue(out.message.startswith(message), out.message)
         self.assertEqual(self.spy.seqs, [])
 
     def test_close_before_reading_cancels(self):
@@ -207,7 +216,8 @@ class ChatWorkerTest(unittest.TestCase):
         self.worker = start_worker(self, CHAT_DIR)
         resp = self.worker.init(rolling_batch="scheduler", max_rolling_batch_size="4", threads="2",
                                 model_name="chat-test")
-        self.assertEqual((resp.code, resp.props), (200, {"rolling_batch": "scheduler"}))
+        self.assertEqual((resp.code, resp.props), (200, {
+            "rolling_batch": "scheduler", "context_length": "256", "supports_tools": "false", "max_choices": "1"}))
         model = self.worker.server.handler.module._model
         self.addCleanup(model.close)  # runs before start_worker's thread check
         self.spy = Spy(model.engine)

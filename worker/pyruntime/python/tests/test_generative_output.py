@@ -188,7 +188,7 @@ class WholeAnswerTest(unittest.TestCase):
                 self.assertEqual(got, {
                     "id": "chatcmpl-1", "object": "chat.completion", "created": 1700000000, "model": "chat",
                     "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello!"},
-                                 "logprobs": None, "finish_reason": openai}],
+                                 "logprobs": None, "finish_reason": openai, "stop_reason": None}],
                     "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}})
         self.assertTrue(genoutput.chat_completion(self.result(), "m")["id"].startswith("chatcmpl-"))
 
@@ -245,6 +245,56 @@ class WholeAnswerTest(unittest.TestCase):
                          ("400", "inputs is required"))
         self.assertEqual(out.properties["batch_2.code"], "507")
         self.assertNotIn("batch_0.code", out.properties)
+
+
+CALL_PIECES = [Piece(20, "Let me look. "),
+               Piece(21, "", [{"index": 0, "id": "call_1", "type": "function",
+                               "function": {"name": "weather", "arguments": ""}}]),
+               Piece(22, "", [{"index": 0, "function": {"arguments": "{\"city\": "}}]),
+               Piece(23, "", [{"index": 0, "function": {"arguments": "\"Oslo\"}"}}])]
+CALL = {"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": "{\"city\": \"Oslo\"}"}}
+
+
+class ToolCallOutputTest(unittest.TestCase):
+    """Tool-call deltas on token lines, the whole calls on the last line and in chat.completion."""
+
+    def test_lines(self):
+        lines = lines_of(genoutput.JsonLines(Source(CALL_PIECES + [Done("tool_calls", 4)])))
+        self.assertEqual(lines[1], {"token": {"id": 21, "text": ""}, "tool_calls": CALL_PIECES[1].tool_calls})
+        self.assertEqual(lines[0], {"token": {"id": 20, "text": "Let me look. "}})
+        self.assertEqual(lines[-1], {
+            "token": None, "generated_text": "Let me look. ", "finish_reason": "tool_calls", "tool_calls": [CALL],
+            "usage": {"prompt_tokens": 4, "completion_tokens": 4, "total_tokens": 8}})
+
+    def test_chat_completion(self):
+        result = genoutput.collect(Source(CALL_PIECES[1:] + [Done("tool_calls", 4)]))
+        choice = genoutput.chat_completion(result, "m")["choices"][0]
+        self.assertEqual(choice["message"], {"role": "assistant", "content": None, "tool_calls": [CALL]})
+        self.assertEqual((choice["finish_reason"], choice["stop_reason"]), ("tool_calls", None))
+        given = genoutput.collect(Source([Piece(1, "x"), Done("tool_calls", tool_calls=[CALL])]))
+        self.assertEqual(given.tool_calls, [CALL])
+
+    def test_stop_reason(self):
+        cases = [("stop", "###", "###"), ("eos", "###", None), ("stop", None, None)]
+        for reason, stop, want in cases:
+            with self.subTest(reason=reason, stop=stop):
+                result = genoutput.collect(Source(PIECES + [Done(reason, 1, stop_sequence=stop)]))
+                choice = genoutput.chat_completion(result, "m")["choices"][0]
+                self.assertEqual(choice["stop_reason"], want)
+
+    def test_merge_tool_calls(self):
+        calls = genoutput.merge_tool_calls([], [d for p in CALL_PIECES for d in p.tool_calls or ()])
+        self.assertEqual(calls, [CALL])
+        two = genoutput.merge_tool_calls([], [{"index": 1, "id": "b", "function": {"name": "g", "arguments": "1"}},
+                                              {"index": 0, "id": "a", "function": {"name": "f"}}])
+        self.assertEqual([(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in two],
+                         [("a", "f", ""), ("b", "g", "1")])
+
+    def test_bad_request_names_the_field(self):
+        out = genoutput.bad_request(RequestError("too long", param="messages", error_code="context_length_exceeded"))
+        self.assertEqual(json.loads(out.content.values[0]), {
+            "code": 400, "message": "too long", "error": "too long", "param": "messages",
+            "error_code": "context_length_exceeded"})
 
 
 if __name__ == "__main__":

@@ -6,14 +6,23 @@ backend that switchyard_runtime.backends chose and wrote into the property
 rolling_batch: vllm (vLLM's async engine) or disable (a transformers
 pipeline). Requests follow switchyard_runtime.generative's schemas; a body
 that does not fit answers 400 naming the field.
+
+Its answer to the initialization call declares the backend's capabilities
+(context_length, supports_tools, max_choices; see generative.Capabilities).
+Tool calls are on when option.enable_auto_tool_choice=true and
+option.tool_call_parser names a format switchyard_runtime.toolcalls reads
+(hermes); the tools then go to the tokenizer's chat template, and the calls
+the model writes come back as OpenAI tool_calls.
 """
 
 import asyncio
 import inspect
+import json
 import os
 
-from .. import genoutput
+from .. import genoutput, toolcalls
 from ..generative import RequestError, default_max_tokens
+from ..loader import LoadError
 
 
 class Settings(object):
@@ -25,6 +34,53 @@ class Settings(object):
         self.model_name = props.get("model_name") or os.path.basename(self.model_dir)
         self.mode = props.get("rolling_batch") or "disable"
         self.default_max = default_max_tokens(props)
+        self.tool_parser = tool_parser(props)
+
+
+def tool_parser(props):
+    """Returns the tool-call format in use, or None when tool calls are off.
+
+    option.enable_auto_tool_choice=true turns them on and needs
+    option.tool_call_parser; a parser the runtime does not read fails the load.
+    """
+    enabled = str(props.get("enable_auto_tool_choice") or "").strip().lower() == "true"
+    parser = (props.get("tool_call_parser") or "").strip().lower()
+    if not enabled:
+        return None
+    if not parser:
+        raise LoadError("option.enable_auto_tool_choice=true needs option.tool_call_parser (one of %s)"
+                        % ", ".join(toolcalls.PARSERS))
+    try:
+        return toolcalls.check_parser(parser)
+    except ValueError as exc:
+        raise LoadError(str(exc)) from exc
+
+
+def template_messages(messages):
+    """Returns chat messages for a tokenizer's chat template: tool-call arguments as objects.
+
+    Chat templates write arguments with tojson, so a JSON string would be
+    encoded twice; arguments that are not valid JSON stay strings.
+    """
+    out = []
+    for m in messages:
+        if m.get("tool_calls"):
+            m = dict(m, tool_calls=[_decoded_call(c) for c in m["tool_calls"]])
+        out.append(m)
+    return out
+
+
+def _decoded_call(call):
+    try:
+        args = json.loads(call["function"]["arguments"])
+    except ValueError:
+        return call
+    return dict(call, function=dict(call["function"], arguments=args))
+
+
+def template_kwargs(req):
+    """Returns the chat-template keywords of a request: the tools when it has any."""
+    return {"tools": req.tools} if req.tools else {}
 
 
 def make_backend(settings):
@@ -48,15 +104,15 @@ class GenerativeService(object):
         self.backend = None
 
     def initialize(self, props):
-        """Loads the backend for the initialization properties."""
+        """Loads the backend; returns the Output that declares its capabilities (none for other tasks)."""
         self.settings = Settings(props)
         self.backend = make_backend(self.settings)
+        return genoutput.declare(self.backend.caps)
 
     def handle(self, inputs):
         """Answers one request or a dynamic batch; initializes on the empty input."""
         if inputs.is_empty():
-            self.initialize(inputs.get_properties())
-            return None
+            return self.initialize(inputs.get_properties())
         if self.backend is None:
             raise RuntimeError("the generative handler is not initialized")
         if inputs.is_batch():

@@ -6,13 +6,21 @@ request_id) (an async generator of RequestOutput with cumulative text and
 token ids), get_tokenizer() (for the chat template) and abort(request_id).
 Requests run on the runtime's asyncio loop; a stream that is closed before
 its generation finished (a cancel, a client that left) aborts the request.
+
+The context length the handler declares is the engine's max_model_len
+(option.max_model_len when set, else what vLLM derived from the model).
+A prompt is counted with the engine's tokenizer before it is submitted, so
+one that does not fit answers 400 from switchyard's schema check, naming
+the limit. With tool calls on, the tools go to the chat template and the
+calls in the text become tool_calls (see handlers/generative.py).
 """
 
 import uuid
 
-from .. import genoutput
+from .. import genoutput, toolcalls
 from ..backends import model_path
-from ..generative import CHAT, parse_input
+from ..generative import CHAT, Capabilities, RequestError, fit_context, parse_input
+from .generative import template_kwargs, template_messages
 
 # DJL's dtype names, as vLLM spells them.
 DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
@@ -39,6 +47,19 @@ def engine_args(settings):
 def _put(args, key, raw, convert):
     if raw not in (None, ""):
         args[key] = convert(raw)
+
+
+def max_model_len(engine, props):
+    """Returns the context length: option.max_model_len, else the engine's model config's, else None."""
+    raw = props.get("max_model_len")
+    if raw not in (None, ""):
+        return int(raw)
+    for holder in (engine, getattr(engine, "engine", None)):
+        config = getattr(holder, "model_config", None)
+        value = getattr(config, "max_model_len", None)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
 
 
 def finish_reason(completion):
@@ -88,16 +109,35 @@ class VllmBackend(object):
         self.settings = settings
         self.engine = vllm.AsyncLLMEngine.from_engine_args(vllm.AsyncEngineArgs(**engine_args(settings)))
         self._tokenizer = None
+        self.caps = Capabilities(max_model_len(self.engine, settings.props), tools=settings.tool_parser is not None)
 
     def answer(self, inputs, whole=False):
-        """Returns a streaming Output, or a coroutine that returns the whole answer."""
-        req = parse_input(inputs, "vllm", self.settings.default_max)
+        """Returns a coroutine of the Output: a streaming one, or the whole answer."""
+        req = parse_input(inputs, "vllm", self.settings.default_max, self.caps)
         if whole:
             req.stream = False
-        events = self.events(req)
+        return self._answer(req)
+
+    async def _answer(self, req):
+        prompt = await self.prompt(req)
+        tokenizer = await self.tokenizer()
+        if self.caps.context_length and hasattr(tokenizer, "encode"):
+            try:
+                fit_context(req, len(tokenizer.encode(prompt)), self.caps.context_length)
+            except RequestError as exc:
+                return genoutput.bad_request(exc)
+        events = self.events(req, prompt)
+        if req.tools and req.tool_choice != "none":
+            events = toolcalls.filter_events(events, self.settings.tool_parser)
         if req.stream:
             return genoutput.stream_output(req, events)
-        return genoutput.arespond(req, events, self.settings.model_name)
+        return await genoutput.arespond(req, events, self.settings.model_name)
+
+    async def tokenizer(self):
+        """Returns the engine's tokenizer, asked for once."""
+        if self._tokenizer is None:
+            self._tokenizer = await self.engine.get_tokenizer()
+        return self._tokenizer
 
     def sampling(self, req):
         """Returns the SamplingParams of a request."""
@@ -108,14 +148,14 @@ class VllmBackend(object):
         """Returns the prompt text: the chat template applied to messages, or the prompt."""
         if req.kind != CHAT:
             return req.prompt
-        if self._tokenizer is None:
-            self._tokenizer = await self.engine.get_tokenizer()
-        return self._tokenizer.apply_chat_template(req.messages, tokenize=False, add_generation_prompt=True)
+        tokenizer = await self.tokenizer()
+        return tokenizer.apply_chat_template(template_messages(req.messages), tokenize=False,
+                                             add_generation_prompt=True, **template_kwargs(req))
 
-    async def events(self, req):
+    async def events(self, req, prompt):
         """Yields the Pieces of one generation, then its Done; aborts it when closed early."""
         request_id = "switchyard-" + uuid.uuid4().hex
-        results = self.engine.generate(await self.prompt(req), self.sampling(req), request_id)
+        results = self.engine.generate(prompt, self.sampling(req), request_id)
         deltas, finished = Deltas(), False
         try:
             async for out in results:
@@ -134,8 +174,9 @@ class VllmBackend(object):
 
 def _done(out, completion):
     prompt_ids = getattr(out, "prompt_token_ids", None) or ()
+    stop = getattr(completion, "stop_reason", None)
     return genoutput.Done(finish_reason(completion), len(prompt_ids), len(completion.token_ids or ()),
-                          text=completion.text)
+                          text=completion.text, stop_sequence=stop if isinstance(stop, str) else None)
 
 
 async def _aclose(it):

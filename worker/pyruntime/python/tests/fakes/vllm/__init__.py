@@ -52,11 +52,23 @@ class RequestOutput(object):
 
 
 class Tokenizer(object):
-    """Tokenizer renders chats as "<role>content" pieces."""
+    """Tokenizer renders chats as "<role>content" pieces; a token is a space-separated word."""
 
-    def apply_chat_template(self, messages, tokenize=True, add_generation_prompt=False):
+    def apply_chat_template(self, messages, tokenize=True, add_generation_prompt=False, tools=None):
         text = "".join("<%s>%s" % (m["role"], m["content"]) for m in messages)
+        if tools:
+            text = "<tools>%s" % ",".join(t["function"]["name"] for t in tools) + text
         return text + ("<assistant>" if add_generation_prompt else "")
+
+    def encode(self, text):
+        return list(range(len(text.split())))
+
+
+class ModelConfig(object):
+    """ModelConfig holds the context length: max_model_len from the engine args, else 64."""
+
+    def __init__(self, max_model_len):
+        self.max_model_len = max_model_len
 
 
 class Gate(object):
@@ -91,6 +103,7 @@ class AsyncLLMEngine(object):
 
     def __init__(self, args):
         self.args = args
+        self.model_config = ModelConfig(args.kwargs.get("max_model_len", 64))
         self.requests = []  # (request_id, prompt, SamplingParams)
         self.aborted = []
         self.abort_seen = threading.Event()
