@@ -1,4 +1,6 @@
 // Package examples holds the example model folders of the default model
-// store (models/). Its test runs each folder's own Python unit tests with
-// Debian's interpreter, so that `go test ./...` covers them.
+// store (models/) and model folders that are test fixtures, not models
+// (fixtures/, kept out of the default store). Its test runs each folder's
+// own Python unit tests with Debian's interpreter, so that `go test ./...`
+// covers them.
 package examples

@@ -14,7 +14,7 @@ import (
 const python = "/usr/bin/python3"
 
 // TestModelUnitTests runs `python3 -m unittest` in every example model
-// folder that has test_*.py files, with SWITCHYARD_RUNTIME_PYTHON set to
+// folder and test fixture folder that has test_*.py files, with SWITCHYARD_RUNTIME_PYTHON set to
 // worker/pyruntime/python so that the tests import the djl_python shim the
 // workers use.
 func TestModelUnitTests(t *testing.T) {
@@ -32,6 +32,11 @@ func TestModelUnitTests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fixtures, err := filepath.Glob(filepath.Join("fixtures", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs = append(dirs, fixtures...)
 	for _, dir := range dirs {
 		tests, _ := filepath.Glob(filepath.Join(dir, "test_*.py"))
 		if len(tests) == 0 {
