@@ -115,9 +115,24 @@ type ModelRecord struct {
 	Status              string        `json:"status"`
 	LoadedAtStartup     bool          `json:"loadedAtStartup"`
 	RollingBatch        string        `json:"rollingBatch,omitempty"`
+	Generation          *Generation   `json:"generation,omitempty"`
 	LastError           string        `json:"lastError,omitempty"`
 	WorkerGroups        []WorkerGroup `json:"workerGroups"`
 }
+
+// Generation is what a generative model's handler declared when it loaded
+// (properties of its initialization reply): the tokens the prompt and the
+// completion share (0 when it did not say), whether it takes tools and
+// answers with tool calls, and the most choices (n) it returns. The zero
+// value is a model that declared nothing: no tools, one choice.
+type Generation struct {
+	ContextLength int  `json:"contextLength,omitempty"`
+	SupportsTools bool `json:"supportsTools"`
+	MaxChoices    int  `json:"maxChoices"`
+}
+
+// Choices returns the most choices the model returns, at least 1.
+func (g Generation) Choices() int { return max(1, g.MaxChoices) }
 
 // Workflow is one element of the describe answer: DJL wraps each model in a workflow.
 type Workflow struct {

@@ -242,6 +242,7 @@ func (w *run) start() (*Process, error) {
 	w.mu.Lock()
 	w.proc, w.state, w.lastActive = p, workerReady, time.Now()
 	w.mu.Unlock()
+	w.g.m.setGeneration(generationOf(p.InitProps()))
 	w.g.m.workerReady(w.g, initProp(p, "rolling_batch"))
 	return p, nil
 }

@@ -52,6 +52,10 @@ type Model struct {
 	workerSeq  int
 	changed    chan struct{} // closed and replaced whenever state or worker counts change
 	scaleReq   chan struct{}
+
+	// gen is what the handler declared it can honour (guarded by mu); nil
+	// when no worker declared anything.
+	gen *api.Generation
 }
 
 func newModel(reg *Registry, name, url string, cfg *properties.Model, startup bool) *Model {
@@ -452,6 +456,10 @@ func (m *Model) recordWith(f figures) api.ModelRecord {
 	}
 	m.mu.Lock()
 	rec.RollingBatch = m.rolling
+	if m.gen != nil {
+		g := *m.gen
+		rec.Generation = &g
+	}
 	if m.state == stateFailed || m.state == stateLoading {
 		rec.LastError = m.lastErr
 	}

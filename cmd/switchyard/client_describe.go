@@ -97,6 +97,9 @@ func modelFacts(m api.ModelRecord) [][]string {
 	if m.RollingBatch != "" {
 		rows = append(rows, []string{"Rolling batch:", m.RollingBatch})
 	}
+	if g := m.Generation; g != nil {
+		rows = append(rows, generationFacts(*g)...)
+	}
 	return append(rows,
 		[]string{"Batch size:", strconv.Itoa(m.BatchSize)},
 		[]string{"Max batch delay:", strconv.Itoa(m.MaxBatchDelayMillis) + " ms"},
@@ -121,6 +124,19 @@ func printFullError(w io.Writer, lastError string) error {
 		}
 	}
 	return nil
+}
+
+// generationFacts returns what a generative model's handler declared.
+func generationFacts(g api.Generation) [][]string {
+	ctx := "not declared"
+	if g.ContextLength > 0 {
+		ctx = strconv.Itoa(g.ContextLength) + " tokens"
+	}
+	return [][]string{
+		{"Context length:", ctx},
+		{"Tool calls:", yesNo(g.SupportsTools)},
+		{"Max choices (n):", strconv.Itoa(g.Choices())},
+	}
 }
 
 // printGroup writes a worker group's heading and its table of workers.

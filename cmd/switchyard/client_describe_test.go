@@ -9,6 +9,7 @@ const describeBody = `[{"workflowName": "llama", "models": [{
   "modelName": "llama", "modelUrl": "/opt/ml/model/llama", "batchSize": 4, "maxBatchDelayMillis": 100,
   "maxIdleSeconds": 60, "queueSize": 1000, "requestInQueue": 7, "status": "Unhealthy",
   "loadedAtStartup": false, "rollingBatch": "vllm", "lastError": "worker exited:\tCUDA error",
+  "generation": {"contextLength": 8192, "supportsTools": true, "maxChoices": 1},
   "workerGroups": [
     {"device": {"deviceType": "cpu", "deviceId": -1}, "minWorkers": 0, "maxWorkers": 1, "workers": []},
     {"device": {"deviceType": "gpu", "deviceId": 1}, "minWorkers": 1, "maxWorkers": 2, "workers": [
@@ -22,6 +23,9 @@ URL:                 /opt/ml/model/llama
 Status:              Unhealthy
 Last error:          worker exited: CUDA error
 Rolling batch:       vllm
+Context length:      8192 tokens
+Tool calls:          yes
+Max choices (n):     1
 Batch size:          4
 Max batch delay:     100 ms
 Max idle time:       60 s

@@ -8,7 +8,9 @@ appears (at most two minutes), so that a test can keep the model loading.
 Each request comes back with its body and the worker's pid (x-pid). The
 property action picks something else: sleep (for the property seconds),
 crash (the process exits with status 3). When a file SEEN exists, every
-body that reaches the handler is appended to it, one per line.
+body that reaches the handler is appended to it, one per line. Options
+option.declare_<key>=<value> become properties of the initialization reply
+(how a generative handler declares its capabilities).
 """
 
 import fcntl
@@ -37,7 +39,7 @@ if os.path.exists(os.path.join(_HERE, "SINGLE")):
 
 def handle(inputs: Input):
     if inputs.is_empty():
-        return None
+        return _declare(inputs.get_properties())
     if inputs.is_batch():
         return _batch(inputs.get_batches())
     body = inputs.get_as_bytes()
@@ -50,6 +52,17 @@ def handle(inputs: Input):
     out = Output()
     out.add_property("x-pid", str(os.getpid()))
     return out.add(body)
+
+
+def _declare(props):
+    """Answers the initialization call: each option.declare_<key> becomes reply property <key>."""
+    declared = {k[len("declare_"):]: v for k, v in props.items() if k.startswith("declare_")}
+    if not declared:
+        return None
+    out = Output()
+    for key, value in declared.items():
+        out.add_property(key, value)
+    return out
 
 
 def _batch(items):
