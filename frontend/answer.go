@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/frontend/awsapi"
 )
 
 var (
@@ -38,11 +39,18 @@ func (s *Server) answer(ctx *fasthttp.RequestCtx, job *batching.Job, cancel cont
 		return false, err
 	}
 	if code >= 400 {
-		return false, workerFailure(job.Context(), resp, code)
+		w := workerFailure(job.Context(), resp, code)
+		w.model = sh.model
+		return false, w
 	}
-	if resp.Stream == nil {
+	switch {
+	case resp.Stream == nil && sh.api >= apiSageMaker:
+		return false, writeAWSAnswer(ctx, code, resp, sh)
+	case resp.Stream == nil:
 		writeAnswer(ctx, code, resp, sh)
 		return false, nil
+	case sh.api == apiBedrock && !sh.stream:
+		return false, s.foldConverse(ctx, job, resp, sh)
 	}
 	return s.startStream(ctx, job, cancel, resp, code, sh)
 }
@@ -67,7 +75,7 @@ func writeAnswer(ctx *fasthttp.RequestCtx, code int, resp *batching.Response, sh
 // a client that leaves between chunks cancels the job at once, which makes
 // the worker stop generating for it.
 func (s *Server) startStream(ctx *fasthttp.RequestCtx, job *batching.Job, cancel context.CancelCauseFunc, resp *batching.Response, code int, sh *shape) (bool, error) {
-	f, sse := pickFramer(resp.Props, sh)
+	f, contentType := pickFramer(resp.Props, sh)
 	rctx, rcancel := context.WithCancelCause(s.base)
 	b := &streamBody{
 		srv: s, ctx: rctx, stop: rcancel, stream: resp.Stream, cancel: cancel, framer: f,
@@ -80,30 +88,50 @@ func (s *Server) startStream(ctx *fasthttp.RequestCtx, job *batching.Job, cancel
 		return false, err
 	}
 	ctx.SetStatusCode(code)
-	copyProps(&ctx.Response.Header, resp.Props)
-	if sse {
-		ctx.Response.Header.SetContentType(contentTypeSSE)
-		ctx.Response.Header.Set("Cache-Control", "no-cache")
+	h := &ctx.Response.Header
+	switch {
+	case sh.api == apiBedrock:
+		h.SetContentType(contentType)
+	case sh.api == apiSageMaker && sh.stream:
+		copyProps(h, resp.Props)
+		setStreamHeaders(h, resp.Props)
+	default:
+		copyProps(h, resp.Props)
+		if sh.api == apiSageMaker {
+			h.Set(awsapi.HeaderInvokedVariant, awsapi.Variant)
+		}
+		if contentType == contentTypeSSE {
+			h.SetContentType(contentTypeSSE)
+			h.Set("Cache-Control", "no-cache")
+		}
 	}
 	ctx.SetBodyStream(b, -1)
 	return true, nil
 }
 
-// pickFramer chooses how a streamed answer is written, and reports whether
-// it becomes an event stream. Only JSON-lines streams are reframed: into
-// chat.completion.chunk events on the chat route, into one event per line
-// for a client that asked for text/event-stream, else passed through with
-// an error line when they break. Other streams pass through untouched.
-func pickFramer(props map[string]string, sh *shape) (framer, bool) {
+// pickFramer chooses how a streamed answer is written, and returns the
+// content type it takes when it is not the worker's ("" then). The AWS
+// event-stream routes frame every stream: as PayloadPart events
+// (InvokeEndpointWithResponseStream) or as ConverseStream events. Otherwise
+// only JSON-lines streams are reframed: into chat.completion.chunk events
+// on the chat route, into one event per line for a client that asked for
+// text/event-stream, else passed through with an error line when they
+// break. Other streams pass through untouched.
+func pickFramer(props map[string]string, sh *shape) (framer, string) {
+	lines := isJSONLines(propValue(props, "content-type"))
 	switch {
-	case !isJSONLines(propValue(props, "content-type")):
-		return rawFramer{}, false
+	case sh.api == apiSageMaker && sh.stream:
+		return newPayloadFramer(lines), awsapi.ContentTypeEventStream
+	case sh.api == apiBedrock:
+		return newConverseFramer(sh), awsapi.ContentTypeEventStream
+	case !lines:
+		return rawFramer{}, ""
 	case sh.chat:
-		return &chatFramer{sh: *sh}, true
+		return newChatFramer(*sh), contentTypeSSE
 	case sh.sse:
-		return &sseFramer{}, true
+		return &sseFramer{}, contentTypeSSE
 	}
-	return &linesFramer{}, false
+	return &linesFramer{}, ""
 }
 
 // answerCode is the status of a worker's response: 0 means 200, and
@@ -123,15 +151,29 @@ func answerCode(resp *batching.Response) (int, error) {
 // workerFailure turns a worker's error answer into a workerError: a 4xx
 // body already in the error shape passes through, anything else becomes
 // the shape with the worker's text as message.
-func workerFailure(ctx context.Context, resp *batching.Response, code int) error {
+func workerFailure(ctx context.Context, resp *batching.Response, code int) *workerError {
 	body := resp.Body
 	if resp.Stream != nil {
 		body = drain(ctx, resp.Stream, maxErrorStream)
 	}
+	param, reason := workerDetails(body)
 	if code < 500 && isProblem(body) {
-		return &workerError{code: code, msg: string(body), raw: body}
+		return &workerError{code: code, msg: string(body), raw: body, body: body, param: param, reason: reason}
 	}
-	return &workerError{code: code, msg: workerMessage(body, resp.Message, code)}
+	return &workerError{code: code, msg: workerMessage(body, resp.Message, code), body: body, param: param, reason: reason}
+}
+
+// workerDetails returns the "param" and "error_code" strings of a worker's
+// JSON error body (docs/protocol.md), when it has them.
+func workerDetails(body []byte) (param, reason string) {
+	var d struct {
+		Param     string `json:"param"`
+		ErrorCode string `json:"error_code"`
+	}
+	if json.Unmarshal(body, &d) != nil {
+		return "", ""
+	}
+	return d.Param, d.ErrorCode
 }
 
 // isProblem reports whether body is a JSON object with a numeric "code" and

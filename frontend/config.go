@@ -70,6 +70,10 @@ type Models interface {
 	Unregister(ctx context.Context, name string) error
 	// Health returns every model's state, keyed by name.
 	Health() map[string]api.ModelHealth
+	// Generation returns what a generative model's handler declared it can
+	// honour (the zero value when it declared nothing), or
+	// api.ErrModelNotFound.
+	Generation(name string) (api.Generation, error)
 }
 
 // Config holds the settings of a Server.

@@ -55,14 +55,27 @@ func badRequest(msg string) error { return &httpError{sentinel: api.ErrBadReques
 func badRequestf(format string, args ...any) error { return badRequest(fmt.Sprintf(format, args...)) }
 
 // workerError is a worker's answer with a status of 400 or more. raw, when
-// set, is a body already in the error shape that goes out as it is.
+// set, is a body already in the error shape that goes out as it is; body is
+// the worker's body, param and reason the field and reason word it named,
+// if any, and model the model that answered.
 type workerError struct {
-	code int
-	msg  string
-	raw  []byte
+	code          int
+	msg           string
+	raw           []byte
+	body          []byte
+	param, reason string
+	model         string
 }
 
 func (e *workerError) Error() string { return e.msg }
+
+// original is the worker's own answer as text: its body, else the message.
+func (e *workerError) original() string {
+	if len(e.body) > 0 {
+		return string(e.body)
+	}
+	return e.msg
+}
 
 // errorClass maps one sentinel to a status code and an error type name.
 type errorClass struct {
@@ -94,6 +107,7 @@ var errorClasses = [...]errorClass{
 	{errMalformed, 400, kindBadRequest},
 	{errFraming, 400, kindBadRequest},
 	{errUnauthorized, 401, "UnauthorizedException"},
+	{errNotChat, 502, "BadGatewayException"},
 }
 
 const (
@@ -168,7 +182,9 @@ func publicMessage(err error) string {
 
 // writeError is the one place where an error becomes an HTTP answer: it
 // picks the status and type, adds Retry-After or Allow where they belong,
-// writes the JSON body and logs server-side failures with the request id.
+// writes the JSON body (in the shape of the request's API: switchyard's,
+// OpenAI's on /v1/..., SageMaker's or Bedrock's on their routes) and logs
+// server-side failures with the request id.
 func (s *Server) writeError(ctx *fasthttp.RequestCtx, err error) {
 	p := s.classify(err)
 	if errors.Is(err, batching.ErrQueueFull) {
@@ -183,9 +199,12 @@ func (s *Server) writeError(ctx *fasthttp.RequestCtx, err error) {
 	if errors.Is(err, errFraming) {
 		ctx.SetConnectionClose()
 	}
-	if w, ok := errors.AsType[*workerError](err); ok && w.raw != nil {
+	w, raw := errors.AsType[*workerError](err)
+	switch {
+	case s.writeShaped(ctx, p, err): // the OpenAI and AWS routes' own shapes
+	case raw && w.raw != nil:
 		writeRawJSON(ctx, w.code, w.raw)
-	} else {
+	default:
 		writeJSON(ctx, p.Code, p)
 	}
 	s.logFailure(ctx, p, err)

@@ -39,6 +39,7 @@ func (upper) Unregister(context.Context, string) error              { return api
 func (upper) Health() map[string]api.ModelHealth {
 	return map[string]api.ModelHealth{"upper": {Status: api.StatusHealthy}}
 }
+func (upper) Generation(string) (api.Generation, error) { return api.Generation{}, nil }
 
 func post(url, body string) string {
 	resp, err := http.Post(url, "text/plain", strings.NewReader(body))

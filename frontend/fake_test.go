@@ -21,6 +21,7 @@ type fakeModels struct {
 	submitErr error
 	hold      chan *batching.Job
 	respond   func(model string, j *batching.Job)
+	gens      map[string]api.Generation
 	registers []api.RegisterRequest
 	scales    []api.ScaleRequest
 	opErr     error
@@ -142,6 +143,15 @@ func (f *fakeModels) Health() map[string]api.ModelHealth {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return maps.Clone(f.health)
+}
+
+func (f *fakeModels) Generation(name string) (api.Generation, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.records[name]; !ok {
+		return api.Generation{}, fmt.Errorf("%w: %s", api.ErrModelNotFound, name)
+	}
+	return f.gens[name], nil
 }
 
 func (f *fakeModels) set(fn func(f *fakeModels)) {

@@ -1,8 +1,10 @@
 package frontend
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -110,6 +112,50 @@ func mustProblem(t *testing.T, resp *http.Response, body []byte) problem {
 		t.Fatalf("error Content-Type = %q", ct)
 	}
 	return p
+}
+
+// checkErrorShape checks an error body against the shape of its path's
+// API: switchyard's {"code", "type", "message"} (code equal to the status),
+// OpenAI's {"error": {...}} on /v1/..., and an AWS error code header with a
+// JSON message on the AWS routes.
+func checkErrorShape(path []byte, code int, awsType string, body []byte) error {
+	switch apiOfPath(path) {
+	case apiOpenAI:
+		var e struct {
+			Error *openAIErrorDetail `json:"error"`
+		}
+		if err := json.Unmarshal(body, &e); err != nil || e.Error == nil || e.Error.Message == "" || e.Error.Type == "" {
+			return fmt.Errorf("not an OpenAI error (%v)", err)
+		}
+	case apiSageMaker, apiBedrock:
+		var m map[string]any
+		if err := json.Unmarshal(body, &m); err != nil || awsType == "" || (m["Message"] == nil && m["message"] == nil) {
+			return fmt.Errorf("not an AWS error: type %q (%v)", awsType, err)
+		}
+	default:
+		var p problem
+		d := json.NewDecoder(bytes.NewReader(body))
+		d.DisallowUnknownFields()
+		if err := d.Decode(&p); err != nil || p.Code != code || p.Type == "" || p.Message == "" {
+			return fmt.Errorf("not a problem body (%v)", err)
+		}
+	}
+	return nil
+}
+
+// mustOpenAIError decodes an error body in OpenAI's shape.
+func mustOpenAIError(t *testing.T, resp *http.Response, body []byte) openAIErrorDetail {
+	t.Helper()
+	var e struct {
+		Error openAIErrorDetail `json:"error"`
+	}
+	if err := json.Unmarshal(body, &e); err != nil || e.Error.Message == "" || e.Error.Type == "" {
+		t.Fatalf("error body %s is not OpenAI's shape (%v)", body, err)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != contentTypeJSON {
+		t.Fatalf("error Content-Type = %q", ct)
+	}
+	return e.Error
 }
 
 // panics counts logged handler panics.

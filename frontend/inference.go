@@ -34,12 +34,18 @@ func (s *Server) infer(ctx *fasthttp.RequestCtx, r route, a pathArgs, id string)
 	var sel selectors
 	in := buildInput(ctx, id, &sel)
 	defer func() { s.reclaim.note(len(sel.body) + answerSize(ctx)) }()
-	sh := shape{chat: r == routeChat, sse: acceptsEventStream(sel.accept), id: id, created: ctx.Time().Unix()}
+	sh := shape{chat: r == routeChat, sse: acceptsEventStream(sel.accept), id: id, created: ctx.Time().Unix(),
+		api: apiOf(r), stream: r == routeSMStream || r == routeConverseStream, start: ctx.Time()}
 	model, err := s.pickModel(ctx, r, a, &sel, &sh)
 	if err != nil {
 		return "", false, err
 	}
 	sh.model = model
+	if sh.api == apiBedrock {
+		if err := s.converseInput(model, &in, sh.stream); err != nil {
+			return knownModel(model, err), false, err
+		}
+	}
 	now := ctx.Time()
 	deadline, err := requestDeadline(sel.timeout, now)
 	if err != nil {
@@ -169,6 +175,10 @@ func (s *Server) pickModel(ctx *fasthttp.RequestCtx, r route, a pathArgs, sel *s
 		return name, checkModelName(name)
 	case routeChat:
 		return s.chatModel(ctx, sel, sh)
+	case routeSMInvoke, routeSMStream:
+		return s.endpointModel(ctx, string(a.name), sel)
+	case routeConverse, routeConverseStream:
+		return s.converseModel(string(a.name))
 	}
 	return s.targetModel(ctx, sel)
 }

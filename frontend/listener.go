@@ -13,13 +13,17 @@ import (
 )
 
 // listener is one bound address with its fasthttp server and the route
-// tables it serves.
+// tables it serves. A listener that serves inference routes also takes
+// HTTP/2 (h2c.go): split sorts its connections, and h2 serves the HTTP/2
+// ones; both exist from Serve on.
 type listener struct {
 	srv     *Server
 	planes  plane
 	ln      net.Listener
 	fs      *fasthttp.Server
 	serving sync.WaitGroup
+	split   *splitListener
+	h2      *h2Bridge
 }
 
 func (s *Server) newListener(ln net.Listener, planes plane) *listener {
@@ -42,11 +46,25 @@ func (s *Server) newListener(ln net.Listener, planes plane) *listener {
 	return l
 }
 
+// prepare sets up what Serve needs beyond fasthttp: on an inference
+// listener, the split by protocol and the HTTP/2 bridge.
+func (l *listener) prepare() {
+	if l.planes&planeInference == 0 {
+		return
+	}
+	l.split = newSplitListener(l.ln)
+	l.h2 = newH2Bridge(l.split.http2, l.ln.Addr().String(), l.srv.log)
+}
+
 // serve runs fasthttp's accept loop; a failure other than the listener
 // being closed goes to failed.
 func (l *listener) serve(failed chan<- error) {
 	defer l.serving.Done()
-	if err := l.fs.Serve(l.ln); err != nil {
+	var ln net.Listener = l.ln
+	if l.split != nil {
+		ln = l.split.http1
+	}
+	if err := l.fs.Serve(ln); err != nil {
 		failed <- fmt.Errorf("frontend: serve %s: %w", l.ln.Addr(), err)
 	}
 }
@@ -54,11 +72,19 @@ func (l *listener) serve(failed chan<- error) {
 // shutdown closes the listener and waits for its connections. fasthttp
 // only knows a listener once its Serve has started, so after the accept loop
 // is surely over a second pass drains what a late-starting Serve registered.
+// The HTTP/2 bridge stops last: its requests are answered by fasthttp.
 func (l *listener) shutdown() {
 	_ = l.fs.ShutdownWithContext(context.Background())
-	_ = l.ln.Close()
+	if l.split != nil {
+		_ = l.split.Close()
+	} else {
+		_ = l.ln.Close()
+	}
 	l.serving.Wait()
 	_ = l.fs.ShutdownWithContext(context.Background())
+	if l.h2 != nil {
+		l.h2.shutdown(context.Background())
+	}
 }
 
 // handle is the fasthttp handler: request id, framing, route, method,

@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"slices"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -16,12 +17,15 @@ import (
 
 // shape says how an inference answer is written for its route and client.
 type shape struct {
-	chat         bool   // POST /v1/chat/completions
-	sse          bool   // the client's Accept lists text/event-stream
-	includeUsage bool   // chat: stream_options.include_usage
-	model        string // the registered model's name
-	id           string // the request id
-	created      int64  // the request's arrival, Unix seconds
+	chat         bool      // POST /v1/chat/completions
+	sse          bool      // the client's Accept lists text/event-stream
+	includeUsage bool      // chat: stream_options.include_usage
+	api          apiKind   // the API whose shapes the answer takes
+	stream       bool      // an AWS route that answers with an event stream
+	model        string    // the registered model's name
+	id           string    // the request id
+	created      int64     // the request's arrival, Unix seconds
+	start        time.Time // the request's arrival
 }
 
 // chatRequest holds the fields of an OpenAI chat request the front-end
@@ -29,10 +33,13 @@ type shape struct {
 type chatRequest struct {
 	model        string
 	includeUsage bool
+	tools        bool // a non-empty tools list
+	n            int  // 0 when absent
 }
 
 // parseChatRequest reads a chat body: it must be a JSON object, "model" a
-// string and stream_options.include_usage a boolean when present.
+// string, stream_options.include_usage a boolean, "tools" a list and "n" a
+// positive integer when present.
 func parseChatRequest(body []byte) (chatRequest, error) {
 	var req chatRequest
 	var raw map[string]json.RawMessage
@@ -53,7 +60,46 @@ func parseChatRequest(body []byte) (chatRequest, error) {
 		}
 		req.includeUsage = opts.IncludeUsage != nil && *opts.IncludeUsage
 	}
-	return req, nil
+	return req, parseChatLimits(raw, &req)
+}
+
+// parseChatLimits reads the fields a model must declare support for:
+// tools and n.
+func parseChatLimits(raw map[string]json.RawMessage, req *chatRequest) error {
+	if v, ok := raw["tools"]; ok && !isNull(v) {
+		var tools []json.RawMessage
+		if json.Unmarshal(v, &tools) != nil {
+			return &paramError{param: "tools", msg: "Field tools must be a list."}
+		}
+		req.tools = len(tools) > 0
+	}
+	if v, ok := raw["n"]; ok && !isNull(v) {
+		if json.Unmarshal(v, &req.n) != nil || req.n < 1 {
+			return &paramError{param: "n", msg: "Field n must be a positive integer."}
+		}
+	}
+	return nil
+}
+
+// checkChatLimits refuses what the model's handler did not declare it can
+// honour: tools without supportsTools, n above maxChoices.
+func (s *Server) checkChatLimits(model string, req chatRequest) error {
+	if !req.tools && req.n <= 1 {
+		return nil
+	}
+	g, err := s.models.Generation(model)
+	if err != nil {
+		return err
+	}
+	if req.tools && !g.SupportsTools {
+		return &paramError{param: "tools", code: "unsupported_parameter",
+			msg: fmt.Sprintf("Model %q does not support tools: its handler did not declare supports_tools.", model)}
+	}
+	if req.n > g.Choices() {
+		return &paramError{param: "n", code: "unsupported_value",
+			msg: fmt.Sprintf("Model %q returns at most %d choices; n is %d.", model, g.Choices(), req.n)}
+	}
+	return nil
 }
 
 // notObject is the reason a body that unmarshaled without error is still
@@ -69,19 +115,21 @@ func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null
 
 // chatModel takes the model from an OpenAI request body's "model" field when
 // it names a registered model; clients often send a hub id there instead,
-// so anything else falls back to the /invocations order.
+// so anything else falls back to the /invocations order. It then refuses
+// tools and n the model did not declare (checkChatLimits).
 func (s *Server) chatModel(ctx *fasthttp.RequestCtx, sel *selectors, sh *shape) (string, error) {
 	req, err := parseChatRequest(sel.body)
 	if err != nil {
 		return "", err
 	}
 	sh.includeUsage = req.includeUsage
-	if req.model != "" {
-		if _, found := slices.BinarySearch(s.models.Names(), req.model); found {
-			return req.model, nil
+	model := req.model
+	if _, found := slices.BinarySearch(s.models.Names(), model); model == "" || !found {
+		if model, err = s.targetModel(ctx, sel); err != nil {
+			return "", err
 		}
 	}
-	return s.targetModel(ctx, sel)
+	return model, s.checkChatLimits(model, req)
 }
 
 // isJSONType reports whether a Content-Type names a JSON body.

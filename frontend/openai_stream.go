@@ -1,8 +1,8 @@
 package frontend
 
 import (
-	"bytes"
 	"encoding/json"
+	"slices"
 )
 
 // Finish reasons of a chat stream as OpenAI clients know them, plus
@@ -45,8 +45,32 @@ type chunkChoice struct {
 }
 
 type chunkDelta struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
+	Role      string          `json:"role,omitempty"`
+	Content   *string         `json:"content,omitempty"`
+	ToolCalls []toolCallDelta `json:"tool_calls,omitempty"`
+}
+
+// toolCallDelta is OpenAI's streamed tool call: the first delta of a call
+// has its id, type and name, the following ones pieces of its arguments. A
+// worker's last line lists its whole calls in the same shape (index is then
+// the call's position).
+type toolCallDelta struct {
+	Index    int    `json:"index"`
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type,omitempty"`
+	Function struct {
+		Name      string `json:"name,omitempty"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// indexed returns whole calls numbered by position, as deltas.
+func indexed(calls []toolCallDelta) []toolCallDelta {
+	out := slices.Clone(calls)
+	for i := range out {
+		out[i].Index = i
+	}
+	return out
 }
 
 // chatUsage is OpenAI's token count.
@@ -72,6 +96,7 @@ type workerLine struct {
 	GeneratedText *string         `json:"generated_text"`
 	FinishReason  *string         `json:"finish_reason"`
 	Usage         *chatUsage      `json:"usage"`
+	ToolCalls     []toolCallDelta `json:"tool_calls"`
 	Error         json.RawMessage `json:"error"`
 }
 
@@ -96,34 +121,37 @@ func (l *workerLine) errorText() string {
 
 // chatFramer turns a worker's JSON-lines stream into OpenAI
 // chat.completion.chunk events: one per token with text (the first also
-// carries the role), one with the finish reason, one with the usage when
-// the request asked for it, then data: [DONE]. A line that is not a JSON
-// object counts as a piece of text.
+// carries the role), one per line of tool-call deltas, one with the finish
+// reason, one with the usage when the request asked for it, then
+// data: [DONE].
 type chatFramer struct {
-	sh     shape
-	lines  lineBuf
-	out    []byte
-	role   bool // a chunk with the role went out
-	text   bool // a chunk with text went out
-	done   bool // the finish chunk went out
-	tokens int
-	usage  *chatUsage
+	sh    shape
+	gen   genLines
+	out   []byte
+	role  bool // a chunk with the role went out
+	done  bool // the finish chunk went out
+	usage *chatUsage
+}
+
+func newChatFramer(sh shape) *chatFramer {
+	f := &chatFramer{sh: sh}
+	f.gen.sink = f
+	return f
 }
 
 func (f *chatFramer) chunk(p []byte) []byte {
-	f.lines.feed(p, f.line)
+	f.gen.feed(p)
 	return f.take()
 }
 
 func (f *chatFramer) end() []byte {
-	f.lines.flush(f.line)
-	f.finish(reasonStop, nil)
+	f.gen.end()
 	return append(f.take(), sseDone...)
 }
 
 func (f *chatFramer) fail(p problem) ([]byte, bool) {
-	f.lines.flush(f.line)
-	f.finish(reasonError, &streamError{Message: p.Message, Type: p.Type, Code: p.Code})
+	f.gen.fail()
+	f.close(reasonError, &streamError{Message: p.Message, Type: p.Type, Code: p.Code})
 	return append(f.take(), sseDone...), true
 }
 
@@ -133,53 +161,29 @@ func (f *chatFramer) take() []byte {
 	return out
 }
 
-// line handles one line of the worker's stream.
-func (f *chatFramer) line(b []byte) {
-	b = bytes.TrimSpace(b)
-	if f.done || len(b) == 0 {
-		return
-	}
-	var l workerLine
-	if b[0] != '{' || json.Unmarshal(b, &l) != nil {
-		f.content(string(b))
-		return
-	}
-	if l.Token != nil {
-		f.tokens++
-		f.content(l.Token.Text)
-	} else if l.GeneratedText != nil && !f.text {
-		f.content(*l.GeneratedText)
-	}
-	if l.FinishReason != nil {
-		f.usage = l.Usage
-		f.finish(*l.FinishReason, lineError(&l, *l.FinishReason))
-	}
-}
-
-// lineError is the error a final line reports, nil when it reports none.
-func lineError(l *workerLine, reason string) *streamError {
-	if chatFinish(reason) != reasonError {
-		return nil
-	}
-	msg := l.errorText()
-	if msg == "" {
-		msg = "generation " + reason
-	}
-	return &streamError{Message: msg, Type: kindForStatus(424), Code: 424}
-}
-
-// content sends one piece of text.
-func (f *chatFramer) content(text string) {
-	if text == "" {
-		return
-	}
-	f.text = true
+// text sends one piece of text.
+func (f *chatFramer) text(text string) {
 	f.emit(chunkChoice{Delta: chunkDelta{Role: f.takeRole(), Content: &text}}, nil, nil)
 }
 
-// finish sends the finish chunk, then the usage chunk when asked for; it
+// toolCalls sends tool-call deltas.
+func (f *chatFramer) toolCalls(calls []toolCallDelta) {
+	f.emit(chunkChoice{Delta: chunkDelta{Role: f.takeRole(), ToolCalls: calls}}, nil, nil)
+}
+
+// finish takes the worker's end: its reason, usage and error text.
+func (f *chatFramer) finish(reason string, usage *chatUsage, errText string) {
+	f.usage = usage
+	var e *streamError
+	if errText != "" {
+		e = &streamError{Message: errText, Type: kindForStatus(424), Code: 424}
+	}
+	f.close(reason, e)
+}
+
+// close sends the finish chunk, then the usage chunk when asked for; it
 // does nothing the second time.
-func (f *chatFramer) finish(reason string, e *streamError) {
+func (f *chatFramer) close(reason string, e *streamError) {
 	if f.done {
 		return
 	}
@@ -205,7 +209,7 @@ func (f *chatFramer) counts() *chatUsage {
 	if f.usage != nil {
 		return f.usage
 	}
-	return &chatUsage{CompletionTokens: f.tokens, TotalTokens: f.tokens}
+	return &chatUsage{CompletionTokens: f.gen.tokens, TotalTokens: f.gen.tokens}
 }
 
 // emit appends one chunk event; a usage chunk (u set) has no choices.

@@ -295,7 +295,7 @@ func TestV1Models(t *testing.T) {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, c.code, body)
 			}
 			if c.code != 200 {
-				mustProblem(t, resp, body)
+				mustOpenAIError(t, resp, body)
 				return
 			}
 			if c.want != "" && compact(t, body) != compact(t, []byte(c.want)) {

@@ -19,6 +19,11 @@ const (
 	routePing        // GET /ping
 	routeLive        // GET /v2/health/live
 	routeReady       // GET /v2/health/ready
+	// the AWS runtime APIs (aws.go)
+	routeSMInvoke       // POST /endpoints/{name}/invocations
+	routeSMStream       // POST /endpoints/{name}/invocations-response-stream
+	routeConverse       // POST /model/{modelId}/converse
+	routeConverseStream // POST /model/{modelId}/converse-stream
 	// management table
 	routeModels  // GET, POST /models
 	routeModel   // GET, PUT, DELETE /models/{name}
@@ -65,11 +70,21 @@ var routeSpecs = [...]routeSpec{
 	routeModels:      {planeManagement, methodGet | methodHead | methodPost, "GET, HEAD, POST"},
 	routeModel:       {planeManagement, methodGet | methodHead | methodPut | methodDelete, "GET, HEAD, PUT, DELETE"},
 	routeMetrics:     {planeManagement, methodGet | methodHead, "GET, HEAD"},
+
+	routeSMInvoke:       {planeInference, methodPost, "POST"},
+	routeSMStream:       {planeInference, methodPost, "POST"},
+	routeConverse:       {planeInference, methodPost, "POST"},
+	routeConverseStream: {planeInference, methodPost, "POST"},
 }
 
 // inferenceRoute reports whether r sends a request to a model.
 func (r route) inferenceRoute() bool {
-	return r == routeInvocations || r == routeInvoke || r == routePredict || r == routeChat
+	switch r {
+	case routeInvocations, routeInvoke, routePredict, routeChat,
+		routeSMInvoke, routeSMStream, routeConverse, routeConverseStream:
+		return true
+	}
+	return false
 }
 
 // parseMethod maps a request method to its bit.
@@ -137,8 +152,46 @@ func matchRoute(path []byte) (route, pathArgs) {
 		return matchV1(segs, n)
 	case "v2":
 		return matchHealth(segs, n), pathArgs{}
+	case "endpoints":
+		return matchEndpoint(segs, n)
+	case "model":
+		return matchConverse(path, segs, n)
 	}
 	return routeNone, pathArgs{}
+}
+
+// matchEndpoint matches SageMaker Runtime's /endpoints/{name}/... routes.
+func matchEndpoint(segs [maxSegments][]byte, n int) (route, pathArgs) {
+	if n != 3 {
+		return routeNone, pathArgs{}
+	}
+	switch string(segs[2]) {
+	case "invocations":
+		return routeSMInvoke, pathArgs{name: segs[1]}
+	case "invocations-response-stream":
+		return routeSMStream, pathArgs{name: segs[1]}
+	}
+	return routeNone, pathArgs{}
+}
+
+// matchConverse matches Bedrock Runtime's /model/{modelId}/converse and
+// /converse-stream. The model id is everything between, slashes included:
+// an ARN's "%2F" arrives decoded.
+func matchConverse(path []byte, segs [maxSegments][]byte, n int) (route, pathArgs) {
+	if n < 3 {
+		return routeNone, pathArgs{}
+	}
+	var r route
+	switch string(segs[n-1]) {
+	case "converse":
+		r = routeConverse
+	case "converse-stream":
+		r = routeConverseStream
+	default:
+		return routeNone, pathArgs{}
+	}
+	id := bytes.TrimPrefix(bytes.TrimSuffix(bytes.TrimSuffix(path, []byte{'/'}), segs[n-1]), []byte("/model/"))
+	return r, pathArgs{name: bytes.TrimSuffix(id, []byte{'/'})}
 }
 
 func matchModels(segs [maxSegments][]byte, n int) (route, pathArgs) {

@@ -182,6 +182,7 @@ func (s *Server) start() error {
 	s.state = stateServing
 	s.failed = make(chan error, len(s.listeners))
 	for _, l := range s.listeners {
+		l.prepare()
 		l.serving.Add(1)
 		go l.serve(s.failed)
 	}
@@ -210,8 +211,21 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.forceOnce.Do(func() { close(s.forced) })
 	s.cancel(batching.ErrClosed)
 	s.conns.closeAll()
+	s.closeBridges()
 	<-s.drained
 	return ctx.Err()
+}
+
+// closeBridges closes the HTTP/2 connections at once.
+func (s *Server) closeBridges() {
+	s.mu.Lock()
+	lns := s.listeners
+	s.mu.Unlock()
+	for _, l := range lns {
+		if l.h2 != nil {
+			l.h2.close()
+		}
+	}
 }
 
 // beginStop marks the server stopped and starts the goroutine that drains

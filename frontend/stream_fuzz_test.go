@@ -122,7 +122,7 @@ func FuzzChatFramer(f *testing.F) {
 	f.Add([]byte("plain\r\ntext"), []byte{0, 2}, false, true)
 	f.Add([]byte(`{"error":{"message":"x"},"finish_reason":"error"}`), []byte{}, true, true)
 	f.Fuzz(func(t *testing.T, stream, cuts []byte, usage, broken bool) {
-		fr := &chatFramer{sh: shape{chat: true, includeUsage: usage, model: "m", id: "1", created: 1}}
+		fr := newChatFramer(shape{chat: true, includeUsage: usage, model: "m", id: "1", created: 1})
 		var out []byte
 		for _, c := range splitAt(stream, cuts) {
 			out = append(out, fr.chunk(c)...)

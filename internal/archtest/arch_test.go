@@ -20,7 +20,8 @@ var allowed = map[string][]string{
 	"worker/wire":      {"batching", "api"},
 	"worker/pyruntime": {},
 	"worker":           {"api", "batching", "gpu", "properties", "worker/wire"},
-	"frontend":         {"api", "batching", "properties"},
+	"frontend":         {"api", "batching", "properties", "frontend/awsapi"},
+	"frontend/awsapi":  {},
 }
 
 func TestImportDirection(t *testing.T) {
