@@ -235,15 +235,27 @@ func decodeCompletion(t testing.TB, a answer) completion {
 	return c
 }
 
-// problemOf decodes an error answer of the given status.
+// problemOf decodes an error answer of the given status: switchyard's
+// {"code", "type", "message"}, or OpenAI's {"error": {"message", ...}} (the
+// shape of /v1/...).
 func problemOf(t testing.TB, a answer, code int) string {
 	t.Helper()
 	var p struct {
 		Code    int    `json:"code"`
 		Type    string `json:"type"`
 		Message string `json:"message"`
+		Error   *struct {
+			Message string `json:"message"`
+			Type    string `json:"type"`
+		} `json:"error"`
 	}
-	if a.code != code || json.Unmarshal(a.body, &p) != nil || p.Code != code || p.Message == "" {
+	if a.code != code || json.Unmarshal(a.body, &p) != nil {
+		t.Fatalf("want a %d error body, got %d %s", code, a.code, a.body)
+	}
+	if p.Error != nil && p.Error.Message != "" && p.Error.Type != "" {
+		return p.Error.Message
+	}
+	if p.Code != code || p.Message == "" {
 		t.Fatalf("want a %d error body, got %d %s", code, a.code, a.body)
 	}
 	return p.Message
