@@ -92,6 +92,70 @@ func TestAWSRuntimeAPIs(t *testing.T) {
 	t.Run("boto3", func(t *testing.T) { checkBoto3(t, s) })
 	t.Run("first event leaves with the first token", func(t *testing.T) { checkFirstEvent(t, s, gate) })
 	t.Run("no silent degradation", func(t *testing.T) { checkRefusals(t, s) })
+	t.Run("OpenAI tools", func(t *testing.T) { checkOpenAITools(t, s) })
+}
+
+// checkOpenAITools sends OpenAI tools to the toolcaller fixture on
+// /v1/chat/completions: a whole answer with tool_calls, the same calls
+// streamed as deltas, and the tool message's turn.
+func checkOpenAITools(t *testing.T, s *Server) {
+	const tools = `"tools": [{"type": "function", "function": {"name": "classify_language",
+		"parameters": {"type": "object", "properties": {"text": {"type": "string"}}}}}]`
+	var whole struct {
+		Choices []struct {
+			Message struct {
+				Content   *string
+				ToolCalls []struct {
+					ID       string
+					Type     string
+					Function struct{ Name, Arguments string }
+				} `json:"tool_calls"`
+			}
+			FinishReason string `json:"finish_reason"`
+		}
+	}
+	a := call(t, http.MethodPost, s.Inference+"/v1/chat/completions", chatBody("toolcaller", german, tools))
+	if err := json.Unmarshal(a.body, &whole); err != nil || a.code != http.StatusOK || len(whole.Choices) != 1 {
+		t.Fatalf("answer %d %s", a.code, a.body)
+	}
+	ch := whole.Choices[0]
+	if ch.FinishReason != "tool_calls" || ch.Message.Content != nil || len(ch.Message.ToolCalls) != 1 ||
+		ch.Message.ToolCalls[0].Function.Name != "classify_language" || !strings.Contains(ch.Message.ToolCalls[0].Function.Arguments, "Guten Morgen") {
+		t.Errorf("whole answer %s", a.body)
+	}
+	streamed := call(t, http.MethodPost, s.Inference+"/v1/chat/completions", chatBody("toolcaller", german, tools, `"stream": true`))
+	var args strings.Builder
+	deltas := 0
+	for _, d := range sseData(t, streamed.body) {
+		var c struct {
+			Choices []struct {
+				Delta struct {
+					ToolCalls []struct {
+						ID       string
+						Function struct{ Name, Arguments string }
+					} `json:"tool_calls"`
+				}
+			}
+		}
+		if d == "[DONE]" || json.Unmarshal([]byte(d), &c) != nil || len(c.Choices) == 0 {
+			continue
+		}
+		for _, tc := range c.Choices[0].Delta.ToolCalls {
+			deltas++
+			args.WriteString(tc.Function.Arguments)
+		}
+	}
+	if deltas < 2 || args.String() != ch.Message.ToolCalls[0].Function.Arguments {
+		t.Errorf("%d deltas, arguments %q, whole %q", deltas, args.String(), ch.Message.ToolCalls[0].Function.Arguments)
+	}
+	call0 := ch.Message.ToolCalls[0]
+	second := fmt.Sprintf(`{"model": "toolcaller", %s, "messages": [{"role": "user", "content": %q},
+		{"role": "assistant", "content": null, "tool_calls": [{"id": %q, "type": "function", "function": {"name": %q, "arguments": %q}}]},
+		{"role": "tool", "tool_call_id": %q, "content": "deu"}]}`, tools, german, call0.ID, call0.Function.Name, call0.Function.Arguments, call0.ID)
+	c := decodeCompletion(t, call(t, http.MethodPost, s.Inference+"/v1/chat/completions", second))
+	if c.Choices[0].Message.Content != "The tool answered: deu" || c.Choices[0].FinishReason != "stop" {
+		t.Errorf("second turn %+v", c.Choices[0])
+	}
 }
 
 var awsCreds = credentials.NewStaticCredentialsProvider("AKIDLOCAL", "local-secret", "")
