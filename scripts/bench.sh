@@ -6,7 +6,7 @@
 #     with batch_size 1 (bench/models/noop-b1) and 8 (bench/models/noop-b8);
 #   * the front-end's RSS, idle, with three models loaded (langid,
 #     langdetect, noop-b1), read from /proc/<pid>/status;
-#   * the worker package's BenchmarkRoundTrip, whose bare-echo figure is the
+#   * package worker/process's BenchmarkRoundTrip, whose bare-echo figure is the
 #     Go-to-Python floor the c=1 p50 is compared with.
 # It ends with a table and the three targets (MET / MISSED).
 #
@@ -136,7 +136,7 @@ rss_load=$(rss_kb "$server_pid")
 stop_server
 
 say "worker BenchmarkRoundTrip (the Go-to-Python floor)"
-go test -run '^$' -bench 'RoundTrip' -benchtime 2s ./worker/ | tee "$work/roundtrip.txt" >&2
+go test -run '^$' -bench 'RoundTrip' -benchtime 2s ./worker/process/ | tee "$work/roundtrip.txt" >&2
 ns_of() { awk -v name="BenchmarkRoundTrip/$1" 'index($1, name) == 1 {print $3}' "$work/roundtrip.txt"; }
 
 echo

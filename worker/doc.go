@@ -1,28 +1,19 @@
-// Package worker starts, talks to and stops the Python worker processes that
-// run the models.
+// Package worker is the model registry: it ties each registered model's
+// configuration, bounded queue and worker groups together, and implements
+// the front-end's Models interface.
 //
-// A [Process] is one worker: an OS process in its own process group, started
-// with DJL Serving 0.36's command line (docs/protocol.md), reached over one Unix socket and
-// spoken to with the frames of package wire. [Start] walks it through its
-// whole start: socket name, stale socket removal, spawn, readiness line,
-// connection and initialization request, and kills it again on any failure.
-// Once started, a Process answers one untracked request at a time (Predict,
-// PredictBatch) and any number of tracked rolling-batch requests (Track), and
-// turns the death of its worker into an error for every request it holds.
+// A model has one worker group per device it runs on (a GPU, or the CPU),
+// and each group a number of worker slots between its minimum and maximum.
+// One goroutine owns each slot: it starts a worker process through the
+// registry's start function (package process by default), feeds it batches
+// from the model's queue, restarts it with backoff when it dies, and stops
+// it. A model's scaler adds temporary workers while the queue is long and
+// brings every group back to its minimum. A GPU worker is pinned to one GPU
+// or MIG device with CUDA_VISIBLE_DEVICES=<its UUID> and told
+// --device-id 0; workers on one GPU start one at a time, each after a
+// memory check (DJL's rules) on figures read once the previous one has
+// loaded. NVML is never called with a model's lock held.
 //
-// Each process has two goroutines of its own: one waits for the OS process
-// and one reads the connection. Stop ends both and waits for them.
-//
-// Worker output is forwarded to the injected logger line by line, with the
-// fields model, worker, pid and stream. A line that starts with a Python
-// logging level (DEBUG, INFO, WARNING, ERROR, CRITICAL, optionally in
-// brackets) is logged at that level; other stdout lines at Info and other
-// stderr lines at Warn. The last 50 stderr lines are kept for error messages.
-//
-// The model registry (worker groups per device, scaling) builds on Process in
-// this package as well. A GPU worker is pinned to one GPU or MIG device with
-// CUDA_VISIBLE_DEVICES=<its UUID> and told --device-id 0; workers on one GPU
-// start one at a time, each after a memory check (DJL's rules) on figures
-// read once the previous one has loaded. NVML is never called with a
-// model's lock held.
+// docs/architecture.md describes the goroutines, the lock order and the way
+// a request travels.
 package worker

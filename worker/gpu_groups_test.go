@@ -70,7 +70,7 @@ func gpuModel(t *testing.T, reg *Registry, name, props string) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.ReadFile(filepath.Join("testdata", "echo", "model.py"))
+	src, err := os.ReadFile(filepath.Join("testdata", "registry", "probe", "model.py"))
 	if err != nil {
 		t.Fatal(err)
 	}

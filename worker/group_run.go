@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchyard/switchyard/worker/process"
 	"go.uber.org/zap"
 )
 
@@ -28,7 +29,7 @@ type run struct {
 	mu         sync.Mutex
 	temporary  bool // released after max_idle_time without work; not restarted
 	state      string
-	proc       *Process
+	proc       *process.Process
 	unit       string // the GPU or MIG device UUID the process runs on; "" on the CPU
 	began      time.Time
 	lastActive time.Time
@@ -102,7 +103,7 @@ func (w *run) getUnit() string {
 	return w.unit
 }
 
-func (w *run) setProc(p *Process) {
+func (w *run) setProc(p *process.Process) {
 	w.mu.Lock()
 	w.proc = p
 	w.mu.Unlock()
@@ -167,7 +168,7 @@ func (w *run) startFailed(err error, b *backoff) bool {
 
 // died handles a process that ended on its own (or was killed at its
 // predict timeout) after ran, and reports whether the loop ends.
-func (w *run) died(p *Process, why exit, ran time.Duration, b *backoff) bool {
+func (w *run) died(p *process.Process, why exit, ran time.Duration, b *backoff) bool {
 	m := w.g.m
 	m.reg.metrics.restarted(m.name)
 	if why == exitTimeout {
@@ -220,7 +221,7 @@ func (w *run) pause(d time.Duration) {
 // start starts one process for the worker. Under its device's start lock,
 // it checks memory against figures read after the previous worker loaded,
 // picks the GPU or MIG device, and waits for the process to load.
-func (w *run) start() (*Process, error) {
+func (w *run) start() (*process.Process, error) {
 	w.setState(workerStarting)
 	reg := w.g.m.reg
 	unlock, err := reg.lockDevice(w.ctx, w.g)
@@ -235,7 +236,7 @@ func (w *run) start() (*Process, error) {
 	w.mu.Lock()
 	w.unit = unit
 	w.mu.Unlock()
-	p, err := Start(w.ctx, reg.spec(w.g.m, w.g.device, unit))
+	p, err := process.Start(w.ctx, reg.spec(w.g.m, w.g.device, unit))
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +250,7 @@ func (w *run) start() (*Process, error) {
 
 // retire stops a process that is done serving. Once a forced shutdown has
 // begun, the process is killed at once instead of given its SIGTERM grace.
-func (w *run) retire(p *Process) {
+func (w *run) retire(p *process.Process) {
 	w.setState(workerStopping)
 	reg := w.g.m.reg
 	ctx, cancel := context.WithTimeout(reg.ctx, reg.stopGrace()+time.Second)
@@ -273,7 +274,7 @@ func (w *run) leave() {
 
 // tailOf returns the stderr lines a start error carries, if any.
 func tailOf(err error) []string {
-	var se *StartError
+	var se *process.StartError
 	if errors.As(err, &se) {
 		return se.Stderr
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/switchyard/switchyard/batching"
 	"github.com/switchyard/switchyard/gpu"
 	"github.com/switchyard/switchyard/properties"
+	"github.com/switchyard/switchyard/worker/process"
 )
 
 // Config is what a Registry needs.
@@ -215,13 +216,13 @@ func sec(n int) time.Duration { return time.Duration(n) * time.Second }
 // spec is the command line and settings of one worker of m on device; a GPU
 // worker is pinned to unit, the UUID of its GPU or MIG device, and told
 // --device-id 0, the only device it sees.
-func (r *Registry) spec(m *Model, device api.Device, unit string) Spec {
+func (r *Registry) spec(m *Model, device api.Device, unit string) process.Spec {
 	id := -1
 	if device.DeviceType == "gpu" {
 		id = 0
 	}
 	ep := modelEntryPoints(m.cfg, r.cfg.Env)
-	return Spec{
+	return process.Spec{
 		Model:          m.name,
 		ModelDir:       m.cfg.Dir,
 		Python:         m.cfg.PythonExecutable,
@@ -230,7 +231,7 @@ func (r *Registry) spec(m *Model, device api.Device, unit string) Spec {
 		EntryPoint:     ep.entry,
 		Recommended:    ep.recommended,
 		AsyncMode:      asyncMode(m.cfg),
-		Handler:        m.cfg.Options[HandlerKey],
+		Handler:        m.cfg.Options[process.HandlerKey],
 		DeviceID:       id,
 		VisibleDevices: unit,
 		LogLevel:       r.cfg.LogLevel,
@@ -260,7 +261,7 @@ func initProps(cfg *properties.Model) []batching.Prop {
 }
 
 // initProp returns one property of a worker's initialization reply.
-func initProp(p *Process, key string) string {
+func initProp(p *process.Process, key string) string {
 	for _, kv := range p.InitProps() {
 		if kv.Key == key {
 			return kv.Value

@@ -19,6 +19,7 @@ import (
 	"github.com/switchyard/switchyard/batching"
 	"github.com/switchyard/switchyard/gpu"
 	"github.com/switchyard/switchyard/properties"
+	"github.com/switchyard/switchyard/worker/process"
 )
 
 // waitLimit bounds every wait of the registry tests for real processes: far
@@ -261,7 +262,7 @@ func seen(t *testing.T, dir string) []string {
 // socketFiles lists the worker socket files in dir.
 func socketFiles(t *testing.T, dir string) []string {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(dir, SocketPrefix+"*"))
+	paths, err := filepath.Glob(filepath.Join(dir, process.SocketPrefix+"*"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/switchyard/switchyard/gpu"
 	"github.com/switchyard/switchyard/properties"
 	"github.com/switchyard/switchyard/worker"
+	"github.com/switchyard/switchyard/worker/process"
 	"github.com/switchyard/switchyard/worker/pyruntime"
 )
 
@@ -132,7 +133,7 @@ func serveWith(ctx context.Context, srv *properties.Server, level string, log *z
 	}
 	caps := reg.Caps()
 	log.Info("worker caps", zap.Int("max_workers_per_model", caps.PerModel), zap.Int("max_workers_total", caps.Total))
-	if n, err := worker.CleanStaleSockets(srv.SocketDir); err != nil || n > 0 {
+	if n, err := process.CleanStaleSockets(srv.SocketDir); err != nil || n > 0 {
 		log.Info("stale worker sockets removed", zap.Int("count", n), zap.Error(err))
 	}
 	fe, err := newFrontend(srv, reg, metrics, log)

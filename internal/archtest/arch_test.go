@@ -19,7 +19,8 @@ var allowed = map[string][]string{
 	"batching":         {},
 	"worker/wire":      {"batching", "api"},
 	"worker/pyruntime": {},
-	"worker":           {"api", "batching", "gpu", "properties", "worker/wire"},
+	"worker/process":   {"api", "batching", "worker/wire"},
+	"worker":           {"api", "batching", "gpu", "properties", "worker/process"},
 	"frontend":         {"api", "batching", "properties", "frontend/awsapi"},
 	"frontend/awsapi":  {},
 }

@@ -1,4 +1,4 @@
-package worker_test
+package process_test
 
 import (
 	"context"
@@ -9,14 +9,14 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchyard/switchyard/batching"
-	"github.com/switchyard/switchyard/worker"
+	"github.com/switchyard/switchyard/worker/process"
 )
 
 // ExampleStart starts a worker for one model folder, sends it a request and
 // stops it. (It needs a Python runtime, so it is compiled but not run.)
 func ExampleStart() {
 	ctx := context.Background()
-	p, err := worker.Start(ctx, worker.Spec{
+	p, err := process.Start(ctx, process.Spec{
 		Model:       "echo",
 		ModelDir:    "/opt/ml/model/echo",
 		Python:      "/usr/bin/python3",
@@ -47,7 +47,7 @@ func ExampleStart() {
 
 // ExampleProcess_Track streams the tokens of one rolling-batch request.
 func ExampleProcess_Track() {
-	var p *worker.Process // started with Start for a rolling-batch model
+	var p *process.Process // started with Start for a rolling-batch model
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel() // leaving early cancels the request on the worker
 

@@ -1,4 +1,4 @@
-package worker
+package process
 
 // The test binary doubles as a fake worker engine, the way os/exec's own
 // tests re-run themselves: TestMain sees fakeWorkerEnv and runs fakeMain

@@ -1,4 +1,4 @@
-package worker
+package process
 
 import (
 	"context"
@@ -146,4 +146,15 @@ func gone(pid int) bool {
 func fileGone(path string) bool {
 	_, err := os.Lstat(path)
 	return os.IsNotExist(err)
+}
+
+// shortDir returns a temporary folder with a short path: Unix socket paths
+// are limited to about 100 bytes.
+func shortDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "sy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }

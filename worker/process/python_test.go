@@ -1,4 +1,4 @@
-package worker
+package process
 
 // Integration tests with the real Python runtime (worker/pyruntime) and
 // /usr/bin/python3. They are skipped with -short or without that
