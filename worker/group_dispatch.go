@@ -13,7 +13,7 @@ import (
 
 // serve feeds the process from the model's queue until the worker is asked
 // to stop, goes idle (temporary workers), or the process dies.
-func (w *run) serve(p *process.Process) exit {
+func (w *run) serve(p Runner) exit {
 	ctx, cancel := untilExit(w.ctx, p)
 	defer cancel()
 	if w.g.m.rollingMode() {
@@ -23,7 +23,7 @@ func (w *run) serve(p *process.Process) exit {
 }
 
 // untilExit returns a context that ends with parent or when p exits.
-func untilExit(parent context.Context, p *process.Process) (context.Context, context.CancelFunc) {
+func untilExit(parent context.Context, p Runner) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(parent)
 	go func() {
 		select {
@@ -36,7 +36,7 @@ func untilExit(parent context.Context, p *process.Process) (context.Context, con
 }
 
 // serveBatches is the dynamic-batching loop: take a batch, send it, answer it.
-func (w *run) serveBatches(ctx context.Context, p *process.Process) exit {
+func (w *run) serveBatches(ctx context.Context, p Runner) exit {
 	m := w.g.m
 	for {
 		jobs, err := w.next(ctx, m.cfg.BatchSize, m.cfg.MaxBatchDelay)
@@ -91,7 +91,7 @@ func both(cause context.CancelCauseFunc, stop context.CancelFunc) context.Cancel
 }
 
 // why tells a stop from a death once serving ends.
-func (w *run) why(p *process.Process, perr error) exit {
+func (w *run) why(p Runner, perr error) exit {
 	if errors.Is(perr, api.ErrPredictTimeout) {
 		return exitTimeout
 	}
@@ -101,7 +101,7 @@ func (w *run) why(p *process.Process, perr error) exit {
 	return exitStopped
 }
 
-func processExited(p *process.Process) bool {
+func processExited(p Runner) bool {
 	select {
 	case <-p.Done():
 		return true
@@ -114,7 +114,7 @@ func processExited(p *process.Process) bool {
 // that reads the worker's replies. It returns the worker-level error, if
 // any; a request the worker could not be sent (400) leaves the worker fine.
 // A streamed answer keeps the worker until the stream ends.
-func (w *run) dispatch(p *process.Process, jobs []*batching.Job) error {
+func (w *run) dispatch(p Runner, jobs []*batching.Job) error {
 	m := w.g.m
 	m.reg.metrics.dispatched(m.name, jobs)
 	ctx := m.reg.ctx // a stop lets the batch finish; only a forced shutdown cuts it
@@ -153,7 +153,7 @@ func (w *run) idle() {
 // serveRolling is the rolling-batch loop: requests go to the worker as they
 // arrive, up to max_rolling_batch_size in flight, each tagged with its own
 // tracking id.
-func (w *run) serveRolling(ctx context.Context, p *process.Process) exit {
+func (w *run) serveRolling(ctx context.Context, p Runner) exit {
 	m := w.g.m
 	slots := make(chan struct{}, max(1, m.cfg.MaxRollingBatchSize))
 	var wg sync.WaitGroup
@@ -191,7 +191,7 @@ func acquire(ctx context.Context, slots chan struct{}) bool {
 
 // track sends one job as a tracked request and answers it; done runs once
 // the request has ended on the worker.
-func (w *run) track(p *process.Process, j *batching.Job, done func()) {
+func (w *run) track(p Runner, j *batching.Job, done func()) {
 	resp, err := p.Track(j.Context(), w.g.m.reg.trackingID(), &j.Input, done)
 	if err != nil {
 		w.g.m.retryOrFail(j, err)

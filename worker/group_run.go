@@ -29,7 +29,7 @@ type run struct {
 	mu         sync.Mutex
 	temporary  bool // released after max_idle_time without work; not restarted
 	state      string
-	proc       *process.Process
+	proc       Runner
 	unit       string // the GPU or MIG device UUID the process runs on; "" on the CPU
 	began      time.Time
 	lastActive time.Time
@@ -103,7 +103,7 @@ func (w *run) getUnit() string {
 	return w.unit
 }
 
-func (w *run) setProc(p *process.Process) {
+func (w *run) setProc(p Runner) {
 	w.mu.Lock()
 	w.proc = p
 	w.mu.Unlock()
@@ -168,7 +168,7 @@ func (w *run) startFailed(err error, b *backoff) bool {
 
 // died handles a process that ended on its own (or was killed at its
 // predict timeout) after ran, and reports whether the loop ends.
-func (w *run) died(p *process.Process, why exit, ran time.Duration, b *backoff) bool {
+func (w *run) died(p Runner, why exit, ran time.Duration, b *backoff) bool {
 	m := w.g.m
 	m.reg.metrics.restarted(m.name)
 	if why == exitTimeout {
@@ -221,7 +221,7 @@ func (w *run) pause(d time.Duration) {
 // start starts one process for the worker. Under its device's start lock,
 // it checks memory against figures read after the previous worker loaded,
 // picks the GPU or MIG device, and waits for the process to load.
-func (w *run) start() (*process.Process, error) {
+func (w *run) start() (Runner, error) {
 	w.setState(workerStarting)
 	reg := w.g.m.reg
 	unlock, err := reg.lockDevice(w.ctx, w.g)
@@ -236,7 +236,7 @@ func (w *run) start() (*process.Process, error) {
 	w.mu.Lock()
 	w.unit = unit
 	w.mu.Unlock()
-	p, err := process.Start(w.ctx, reg.spec(w.g.m, w.g.device, unit))
+	p, err := reg.cfg.Start(w.ctx, reg.spec(w.g.m, w.g.device, unit))
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +250,7 @@ func (w *run) start() (*process.Process, error) {
 
 // retire stops a process that is done serving. Once a forced shutdown has
 // begun, the process is killed at once instead of given its SIGTERM grace.
-func (w *run) retire(p *process.Process) {
+func (w *run) retire(p Runner) {
 	w.setState(workerStopping)
 	reg := w.g.m.reg
 	ctx, cancel := context.WithTimeout(reg.ctx, reg.stopGrace()+time.Second)

@@ -36,6 +36,9 @@ type Config struct {
 	// the memory checks; nil means gpu.HostMemory (/proc/meminfo and the
 	// cgroup's limit).
 	HostMemory func() (totalMiB, availableMiB uint64, err error)
+	// Start starts one worker process; nil means process.Start, a real
+	// Python process. Tests put an in-memory runner here.
+	Start StartFunc
 }
 
 // Registry is the set of registered models: it ties each model's
@@ -69,6 +72,9 @@ func NewRegistry(cfg Config) (*Registry, error) {
 	}
 	if cfg.GPU == nil {
 		cfg.GPU = gpu.New(cfg.Logger)
+	}
+	if cfg.Start == nil {
+		cfg.Start = startProcess
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Registry{cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel, models: map[string]*Model{}}
@@ -261,7 +267,7 @@ func initProps(cfg *properties.Model) []batching.Prop {
 }
 
 // initProp returns one property of a worker's initialization reply.
-func initProp(p *process.Process, key string) string {
+func initProp(p Runner, key string) string {
 	for _, kv := range p.InitProps() {
 		if kv.Key == key {
 			return kv.Value

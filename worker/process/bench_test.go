@@ -28,7 +28,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 	b.Run("runtime-noop", func(b *testing.B) {
 		p := benchRuntime(b)
 		for b.Loop() {
-			if _, err := p.Predict(context.Background(), in); err != nil {
+			if _, err := p.predict(context.Background(), in); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -40,7 +40,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 			ins[i] = in
 		}
 		for b.Loop() {
-			if _, err := p.PredictBatch(context.Background(), ins); err != nil {
+			if _, err := p.predictBatch(context.Background(), ins); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -50,7 +50,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 		h.spec.Logger = zap.NewNop()
 		p := h.start(b)
 		for b.Loop() {
-			if _, err := p.Predict(context.Background(), in); err != nil {
+			if _, err := p.predict(context.Background(), in); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -12,8 +12,8 @@ import (
 	"github.com/switchyard/switchyard/worker/process"
 )
 
-// ExampleStart starts a worker for one model folder, sends it a request and
-// stops it. (It needs a Python runtime, so it is compiled but not run.)
+// ExampleStart starts a worker for one model folder, dispatches a request
+// to it and stops it. (It needs a Python runtime, so it is compiled but not run.)
 func ExampleStart() {
 	ctx := context.Background()
 	p, err := process.Start(ctx, process.Spec{
@@ -34,15 +34,23 @@ func ExampleStart() {
 	}
 	defer p.Stop(ctx)
 
-	resp, err := p.Predict(ctx, &batching.Input{
+	in := &batching.Input{
 		Props:   []batching.Prop{{Key: "content-type", Value: "text/plain"}},
 		Content: []batching.Item{{Key: "data", Value: []byte("hello")}},
-	})
-	if err != nil {
-		fmt.Println(err)
-		return
 	}
-	fmt.Println(resp.Code, string(resp.Body))
+	answered := make(chan struct{})
+	// Every request is answered through the callback exactly once, errors
+	// included; it may run on the reading goroutine after Dispatch
+	// has returned.
+	_ = p.Dispatch(ctx, []*batching.Input{in}, func(_ int, resp *batching.Response, err error) {
+		defer close(answered)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(resp.Code, string(resp.Body))
+	})
+	<-answered
 }
 
 // ExampleProcess_Track streams the tokens of one rolling-batch request.

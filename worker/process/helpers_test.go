@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/switchyard/switchyard/batching"
 	"github.com/switchyard/switchyard/worker/pyruntime"
+	"github.com/switchyard/switchyard/worker/wire"
 )
 
 // logWatch lets a test wait for a log line: the fake worker prints markers
@@ -157,4 +160,45 @@ func shortDir(t *testing.T) string {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
+}
+
+// predict sends one untracked request and returns the worker's reply. A
+// streamed reply comes back as soon as its header arrives, with the body on
+// Stream. It is bounded as Dispatch is; the tests call the worker through it to
+// see the reply whole.
+func (p *Process) predict(ctx context.Context, in *batching.Input) (*batching.Response, error) {
+	frame, err := wire.RequestBuffers(in, p.handlerProp(in))
+	if err != nil {
+		return nil, p.badRequest(err)
+	}
+	c, err := p.roundTrip(ctx, frame)
+	if err != nil {
+		return nil, err
+	}
+	return c.resp.ToBatching(c.stream), nil
+}
+
+// predictBatch sends ins as one dynamic batch (batch_size=N, keys prefixed
+// batch_%03d.) and splits the reply into one result per request, in order.
+// It is bounded as Dispatch is. The error is for the batch as a whole; a
+// request that the reply leaves out gets its own error in its result.
+func (p *Process) predictBatch(ctx context.Context, ins []*batching.Input) ([]batchResult, error) {
+	if len(ins) == 0 {
+		return nil, fmt.Errorf("%s: %w: empty batch", p.name(), wire.ErrBadBatch)
+	}
+	frame, err := wire.BatchBuffers(ins, p.handlerProp(nil))
+	if err != nil {
+		return nil, p.badRequest(err)
+	}
+	c, err := p.roundTrip(ctx, frame)
+	if err != nil {
+		return nil, err
+	}
+	return p.split(c.resp, c.stream, len(ins))
+}
+
+// roundTrip sends one untracked frame and waits for the first frame of its
+// reply.
+func (p *Process) roundTrip(ctx context.Context, frame net.Buffers) (*call, error) {
+	return p.roundTripWith(ctx, frame, nil)
 }

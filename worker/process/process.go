@@ -198,9 +198,9 @@ func (p *Process) Err() error {
 // StderrTail returns the last lines the worker wrote on stderr, oldest first.
 func (p *Process) StderrTail() []string { return p.tail.lines() }
 
-// InFlight returns the number of tracked requests outstanding, counting
+// inFlight returns the number of tracked requests outstanding, counting
 // canceled ones until the worker has ended them.
-func (p *Process) InFlight() int {
+func (p *Process) inFlight() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.tracked)

@@ -56,7 +56,7 @@ func (h *harness) startedPID(tb testing.TB) int {
 func TestPythonEcho(t *testing.T) {
 	p := pythonHarness(t, "echo").start(t)
 	in := input("héllo \x00 bytes", "content-type", "text/plain", "x-custom", "v1")
-	resp, err := p.Predict(context.Background(), in)
+	resp, err := p.predict(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestPythonBatch(t *testing.T) {
 	for i := range 4 {
 		ins = append(ins, input(fmt.Sprint("item ", i)))
 	}
-	results, err := p.PredictBatch(context.Background(), ins)
+	results, err := p.predictBatch(context.Background(), ins)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestPythonStatusCodes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.action, func(t *testing.T) {
-			resp, err := p.Predict(context.Background(), input("x", "action", tt.action))
+			resp, err := p.predict(context.Background(), input("x", "action", tt.action))
 			if err != nil {
 				t.Fatal(err)
 			}

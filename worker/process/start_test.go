@@ -120,7 +120,7 @@ func TestStaleSocketRemoved(t *testing.T) {
 	if p.ID() != next {
 		t.Fatalf("worker got socket %d, want the stale one's number %d", p.ID(), next)
 	}
-	if _, err := p.Predict(context.Background(), input("x")); err != nil {
+	if _, err := p.predict(context.Background(), input("x")); err != nil {
 		t.Errorf("worker on a reclaimed socket path: %v", err)
 	}
 }

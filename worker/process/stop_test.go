@@ -75,7 +75,7 @@ func TestStopFailsOutstanding(t *testing.T) {
 	hanging := h.watch.expect("fake: hanging")
 	errc := make(chan error, 1)
 	go func() {
-		_, err := p.Predict(context.Background(), input("", "action", "hang"))
+		_, err := p.predict(context.Background(), input("", "action", "hang"))
 		errc <- err
 	}()
 	<-hanging

@@ -26,7 +26,7 @@ import (
 //
 // When ctx is done before the reply is complete (the client left), Track
 // sends the worker a cancel request for id (protocol.md §5) and returns, or
-// closes the stream with, ctx's error; the request counts in InFlight until
+// closes the stream with, ctx's error; the request counts in inFlight until
 // the worker ends it or dies. When no frame arrives within the spec's
 // PredictTimeout, the request is canceled the same way and the error wraps
 // api.ErrPredictTimeout; the worker is not killed, since its other requests

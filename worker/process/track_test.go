@@ -55,8 +55,8 @@ func TestTrackInterleaved(t *testing.T) {
 			t.Errorf("request %s: %q, %v; want %q", r.id, r.chunks, r.err, tokens[r.id])
 		}
 	}
-	if err := p.WaitIdle(context.Background()); err != nil || p.InFlight() != 0 {
-		t.Errorf("after the streams: WaitIdle %v, InFlight %d", err, p.InFlight())
+	if err := p.WaitIdle(context.Background()); err != nil || p.inFlight() != 0 {
+		t.Errorf("after the streams: WaitIdle %v, inFlight %d", err, p.inFlight())
 	}
 }
 
@@ -71,8 +71,8 @@ func TestTrackWholeReply(t *testing.T) {
 	if resp.Stream != nil || string(resp.Body) != "whole" || resp.Props[TrackingKey] != "w" {
 		t.Errorf("reply %+v, want the body back with its tracking id", resp)
 	}
-	if p.InFlight() != 0 {
-		t.Errorf("InFlight %d after a whole reply", p.InFlight())
+	if p.inFlight() != 0 {
+		t.Errorf("inFlight %d after a whole reply", p.inFlight())
 	}
 }
 
@@ -90,16 +90,16 @@ func TestTrackCancelStream(t *testing.T) {
 	if c, err := resp.Stream.Next(context.Background()); err != nil || string(c) != "first" {
 		t.Fatalf("first chunk %q, %v", c, err)
 	}
-	if p.InFlight() != 1 || done.calls() != 0 {
-		t.Errorf("InFlight %d, done called %d times; want 1 and 0", p.InFlight(), done.calls())
+	if p.inFlight() != 1 || done.calls() != 0 {
+		t.Errorf("inFlight %d, done called %d times; want 1 and 0", p.inFlight(), done.calls())
 	}
 	cancel()
 	if _, err := resp.Stream.Next(context.Background()); !errors.Is(err, context.Canceled) {
 		t.Errorf("stream after cancel: %v, want context.Canceled", err)
 	}
 	done.check(t)
-	if err := p.WaitIdle(context.Background()); err != nil || p.InFlight() != 0 {
-		t.Errorf("after the end frame: WaitIdle %v, InFlight %d", err, p.InFlight())
+	if err := p.WaitIdle(context.Background()); err != nil || p.inFlight() != 0 {
+		t.Errorf("after the end frame: WaitIdle %v, inFlight %d", err, p.inFlight())
 	}
 }
 
@@ -116,8 +116,8 @@ func TestTrackCancelBeforeReply(t *testing.T) {
 		t.Fatalf("error %v, want context.Canceled", err)
 	}
 	done.check(t)
-	if err := p.WaitIdle(context.Background()); err != nil || p.InFlight() != 0 {
-		t.Errorf("after the end frame: WaitIdle %v, InFlight %d", err, p.InFlight())
+	if err := p.WaitIdle(context.Background()); err != nil || p.inFlight() != 0 {
+		t.Errorf("after the end frame: WaitIdle %v, inFlight %d", err, p.inFlight())
 	}
 }
 
@@ -174,15 +174,15 @@ func TestTrackWorkerDies(t *testing.T) {
 		errc <- err
 	}()
 	<-held
-	_, _ = p.Predict(context.Background(), input("", "action", "exit", "code", "7"))
+	_, _ = p.predict(context.Background(), input("", "action", "exit", "code", "7"))
 	want := fmt.Sprintf("worker %d (pid %d) of model echo exited: exit status 7", p.ID(), p.PID())
 	checkErr(t, <-errc, []error{api.ErrWorkerDied}, []string{want})
 	_, err = readAll(t, open.Stream)
 	checkErr(t, err, []error{api.ErrWorkerDied}, []string{want})
 	openDone.check(t)
 	waitingDone.check(t)
-	if p.InFlight() != 0 {
-		t.Errorf("InFlight %d after the death", p.InFlight())
+	if p.inFlight() != 0 {
+		t.Errorf("inFlight %d after the death", p.inFlight())
 	}
 }
 

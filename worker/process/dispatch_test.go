@@ -33,7 +33,7 @@ func TestPredictEcho(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, err := p.Predict(context.Background(), tt.in)
+			resp, err := p.predict(context.Background(), tt.in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,7 +55,7 @@ func TestPredictBatch(t *testing.T) {
 	for i := range 4 {
 		ins = append(ins, input(fmt.Sprintf("body %d", i), "x", fmt.Sprint(i*10)))
 	}
-	results, err := p.PredictBatch(context.Background(), ins)
+	results, err := p.predictBatch(context.Background(), ins)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestPredictBatch(t *testing.T) {
 			t.Errorf("item %d: body %q, seen %q", i, r.Resp.Body, r.Resp.Props["seen"])
 		}
 	}
-	if _, err := p.PredictBatch(context.Background(), nil); err == nil {
+	if _, err := p.predictBatch(context.Background(), nil); err == nil {
 		t.Error("an empty batch was sent")
 	}
 }
@@ -88,7 +88,7 @@ func TestPredictStream(t *testing.T) {
 	p := newHarness(t).start(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, err := p.Predict(context.Background(), input("", "action", "stream", "chunks", tt.chunks, "error", tt.errText))
+			resp, err := p.predict(context.Background(), input("", "action", "stream", "chunks", tt.chunks, "error", tt.errText))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,7 +107,7 @@ func TestPredictStream(t *testing.T) {
 			}
 		})
 	}
-	if _, err := p.Predict(context.Background(), input("after")); err != nil {
+	if _, err := p.predict(context.Background(), input("after")); err != nil {
 		t.Errorf("request after the streams: %v", err)
 	}
 }
@@ -129,7 +129,7 @@ func killMidRequest(t *testing.T, h *harness, p *Process, hangLine string) {
 	hanging := h.watch.expect(hangLine)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := p.Predict(context.Background(), input("x", "action", "hang"))
+		_, err := p.predict(context.Background(), input("x", "action", "hang"))
 		errc <- err
 	}()
 	<-hanging
@@ -146,7 +146,7 @@ func killMidRequest(t *testing.T, h *harness, p *Process, hangLine string) {
 	}
 	<-p.Done()
 	checkErr(t, p.Err(), []error{api.ErrWorkerDied}, []string{want})
-	if _, err := p.Predict(context.Background(), input("x")); !errors.Is(err, api.ErrWorkerDied) {
+	if _, err := p.predict(context.Background(), input("x")); !errors.Is(err, api.ErrWorkerDied) {
 		t.Errorf("request to a dead worker: %v", err)
 	}
 	if err := p.Stop(context.Background()); err != nil || !fileGone(p.Socket()) {
@@ -159,7 +159,7 @@ func TestPredictTimeout(t *testing.T) {
 	h := newHarness(t)
 	h.spec.PredictTimeout = 300 * time.Millisecond
 	p := h.start(t)
-	_, err := p.Predict(context.Background(), input("", "action", "hang"))
+	_, err := p.predict(context.Background(), input("", "action", "hang"))
 	checkErr(t, err, []error{api.ErrPredictTimeout}, []string{fmt.Sprintf("worker %d (pid %d) of model echo did not answer within 300ms", p.ID(), p.PID())})
 	<-p.Done()
 	checkErr(t, p.Err(), []error{api.ErrWorkerDied}, []string{"signal: killed", "predict timeout"})
@@ -177,7 +177,7 @@ func TestWorkerFailsRequest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newHarness(t).start(t)
-			_, err := p.Predict(context.Background(), input("", tt.props...))
+			_, err := p.predict(context.Background(), input("", tt.props...))
 			checkErr(t, err, []error{api.ErrWorkerDied}, []string{tt.want, fmt.Sprintf("worker %d (pid %d)", p.ID(), p.PID())})
 			<-p.Done()
 		})
@@ -190,7 +190,7 @@ func TestPredictCallerLeaves(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	reached := h.watch.expect("fake: hanging")
 	go func() { <-reached; cancel() }()
-	if _, err := p.Predict(ctx, input("", "action", "hang")); !errors.Is(err, context.Canceled) {
+	if _, err := p.predict(ctx, input("", "action", "hang")); !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)
 	}
 	select {
@@ -210,10 +210,10 @@ func TestAbandonedRequestTimesOut(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	reached := h.watch.expect("fake: hanging")
 	go func() { <-reached; cancel() }()
-	if _, err := p.Predict(ctx, input("", "action", "hang")); !errors.Is(err, context.Canceled) {
+	if _, err := p.predict(ctx, input("", "action", "hang")); !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)
 	}
-	_, err := p.Predict(context.Background(), input("next"))
+	_, err := p.predict(context.Background(), input("next"))
 	checkErr(t, err, []error{api.ErrWorkerDied}, []string{"predict timeout"})
 	<-p.Done()
 }
@@ -225,7 +225,7 @@ func TestPredictSerialized(t *testing.T) {
 	for i := range n {
 		go func() {
 			body := fmt.Sprint("request ", i)
-			resp, err := p.Predict(context.Background(), input(body))
+			resp, err := p.predict(context.Background(), input(body))
 			if err == nil && string(resp.Body) != body {
 				err = fmt.Errorf("asked %q, got %q", body, resp.Body)
 			}

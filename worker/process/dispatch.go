@@ -15,9 +15,9 @@ import (
 	"github.com/switchyard/switchyard/worker/wire"
 )
 
-// BatchResult is one request's share of a batch reply: a response, or the
+// batchResult is one request's share of a batch reply: a response, or the
 // error for that request alone.
-type BatchResult struct {
+type batchResult struct {
 	Resp *batching.Response
 	Err  error
 }
@@ -27,8 +27,13 @@ type BatchResult struct {
 // as soon as the reply's first frame is in (on the goroutine that reads the
 // connection, so the caller's client hears without a hand-off), or with the
 // error that kept it from one. It returns when the first frame is in, or
-// with the error that ended the wait; bounds and ctx work as for Predict.
-// A streamed reply keeps the worker busy until it ends (see WaitIdle).
+// with the error that ended the wait. Untracked requests go to the worker
+// one at a time: Dispatch waits for the one before it. The wait for the
+// reply is bounded by the spec's PredictTimeout; when it passes, the worker
+// is killed (its state is unknown) and the error wraps
+// api.ErrPredictTimeout. When ctx is done first, Dispatch answers with ctx's
+// error and the reply, when it comes, is dropped. A streamed reply keeps
+// the worker busy until it ends (see WaitIdle).
 func (p *Process) Dispatch(ctx context.Context, ins []*batching.Input, answer func(i int, resp *batching.Response, err error)) error {
 	frame, err := p.encode(ins)
 	if err == nil {
@@ -84,7 +89,7 @@ func (p *Process) deliver(resp *wire.Response, st *batching.Stream, n int, answe
 }
 
 // split turns a batch reply into one result per request.
-func (p *Process) split(resp *wire.Response, st *batching.Stream, n int) ([]BatchResult, error) {
+func (p *Process) split(resp *wire.Response, st *batching.Stream, n int) ([]batchResult, error) {
 	if st != nil {
 		st.Close(wire.ErrBadBatch)
 	}
@@ -95,46 +100,8 @@ func (p *Process) split(resp *wire.Response, st *batching.Stream, n int) ([]Batc
 	return p.batchResults(parts), nil
 }
 
-// Predict sends one untracked request and returns the worker's reply. A
-// streamed reply comes back as soon as its header arrives, with the body on
-// Stream. Untracked requests go to the worker one at a time: Predict waits
-// for the one before it. The wait for the reply is bounded by the spec's
-// PredictTimeout; when it passes, the worker is killed (its state is unknown)
-// and the error wraps api.ErrPredictTimeout. When ctx is done first, Predict
-// returns ctx's error and the reply, when it comes, is dropped.
-func (p *Process) Predict(ctx context.Context, in *batching.Input) (*batching.Response, error) {
-	frame, err := wire.RequestBuffers(in, p.handlerProp(in))
-	if err != nil {
-		return nil, p.badRequest(err)
-	}
-	c, err := p.roundTrip(ctx, frame)
-	if err != nil {
-		return nil, err
-	}
-	return c.resp.ToBatching(c.stream), nil
-}
-
-// PredictBatch sends ins as one dynamic batch (batch_size=N, keys prefixed
-// batch_%03d.) and splits the reply into one result per request, in order.
-// It is bounded like Predict. The error is for the batch as a whole; a
-// request that the reply leaves out gets its own error in its result.
-func (p *Process) PredictBatch(ctx context.Context, ins []*batching.Input) ([]BatchResult, error) {
-	if len(ins) == 0 {
-		return nil, fmt.Errorf("%s: %w: empty batch", p.name(), wire.ErrBadBatch)
-	}
-	frame, err := wire.BatchBuffers(ins, p.handlerProp(nil))
-	if err != nil {
-		return nil, p.badRequest(err)
-	}
-	c, err := p.roundTrip(ctx, frame)
-	if err != nil {
-		return nil, err
-	}
-	return p.split(c.resp, c.stream, len(ins))
-}
-
-func (p *Process) batchResults(parts []*batching.Response) []BatchResult {
-	out := make([]BatchResult, len(parts))
+func (p *Process) batchResults(parts []*batching.Response) []batchResult {
+	out := make([]batchResult, len(parts))
 	for i, r := range parts {
 		out[i].Resp = r
 		if r == nil {
@@ -148,13 +115,8 @@ func (p *Process) badRequest(err error) error {
 	return fmt.Errorf("%s: %w: %w", p.name(), api.ErrBadRequest, err)
 }
 
-// roundTrip sends one untracked frame and waits for the first frame of its
-// reply.
-func (p *Process) roundTrip(ctx context.Context, frame net.Buffers) (*call, error) {
-	return p.roundTripWith(ctx, frame, nil)
-}
-
-// roundTripWith is roundTrip with a callback for the reply's first frame.
+// roundTripWith sends one untracked frame and waits for the first frame of
+// its reply; onReply, when set, gets that frame on the reading goroutine.
 func (p *Process) roundTripWith(ctx context.Context, frame net.Buffers, onReply func(*wire.Response, *batching.Stream)) (*call, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
