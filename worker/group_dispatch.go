@@ -3,7 +3,6 @@ package worker
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/switchyard/switchyard/api"
@@ -152,12 +151,13 @@ func (w *run) idle() {
 
 // serveRolling is the rolling-batch loop: requests go to the worker as they
 // arrive, up to max_rolling_batch_size in flight, each tagged with its own
-// tracking id.
+// tracking id and answered from the goroutine that reads the worker's
+// replies. Before it returns it waits until every request it sent has
+// ended on the worker (a worker that died has ended them all).
 func (w *run) serveRolling(ctx context.Context, p Runner) exit {
 	m := w.g.m
 	slots := make(chan struct{}, max(1, m.cfg.MaxRollingBatchSize))
-	var wg sync.WaitGroup
-	defer wg.Wait()
+	defer fill(slots)
 	for {
 		if !acquire(ctx, slots) {
 			return w.why(p, nil)
@@ -173,8 +173,7 @@ func (w *run) serveRolling(ctx context.Context, p Runner) exit {
 		m.reg.metrics.dispatched(m.name, jobs)
 		w.busy()
 		for _, j := range jobs {
-			wg.Add(1)
-			go w.track(p, j, func() { <-slots; w.touch(len(slots)); wg.Done() })
+			w.track(p, j, func() { <-slots; w.touch(len(slots)) })
 		}
 	}
 }
@@ -189,15 +188,24 @@ func acquire(ctx context.Context, slots chan struct{}) bool {
 	}
 }
 
-// track sends one job as a tracked request and answers it; done runs once
-// the request has ended on the worker.
-func (w *run) track(p Runner, j *batching.Job, done func()) {
-	resp, err := p.Track(j.Context(), w.g.m.reg.trackingID(), &j.Input, done)
-	if err != nil {
-		w.g.m.retryOrFail(j, err)
-		return
+// fill takes every slot, waiting for those in use to be given back.
+func fill(slots chan struct{}) {
+	for range cap(slots) {
+		slots <- struct{}{}
 	}
-	j.Finish(resp)
+}
+
+// track sends one job as a tracked request; it is answered, and done runs
+// once the request has ended on the worker, from the worker's reply reader.
+func (w *run) track(p Runner, j *batching.Job, done func()) {
+	m := w.g.m
+	p.Track(j.Context(), m.reg.trackingID(), &j.Input, func(resp *batching.Response, err error) {
+		if err != nil {
+			m.retryOrFail(j, err)
+			return
+		}
+		j.Finish(resp)
+	}, done)
 }
 
 // touch records activity; with no request in flight the worker is idle.

@@ -20,10 +20,12 @@ type Runner interface {
 	// the worker; one wrapping api.ErrPredictTimeout means the worker was
 	// killed at its predict timeout.
 	Dispatch(ctx context.Context, ins []*batching.Input, answer func(i int, resp *batching.Response, err error)) error
-	// Track sends one rolling-batch request tagged with id and returns its
-	// reply once the first frame is in; done runs once the request has
-	// ended on the worker (see process.Process.Track).
-	Track(ctx context.Context, id string, in *batching.Input, done func()) (*batching.Response, error)
+	// Track sends one rolling-batch request tagged with id and calls answer
+	// exactly once, with the reply's first frame or the error that kept it
+	// from one, then done once the request has ended on the worker (see
+	// process.Process.Track). An error wrapping process.ErrNotSent means
+	// the request never reached the worker.
+	Track(ctx context.Context, id string, in *batching.Input, answer func(*batching.Response, error), done func())
 	// WaitIdle blocks until the worker can take the next request: nothing
 	// is outstanding on it (a stream still being read counts).
 	WaitIdle(ctx context.Context) error

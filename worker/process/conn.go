@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"syscall"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -21,20 +22,32 @@ const TrackingKey = "request_tracking_id"
 // process's mu; resp, stream and err are final once done is closed.
 type call struct {
 	done      chan struct{} // closed when the first frame or an error is in
+	deadline  time.Time     // when the first frame must be in: set once, as the call is made
 	resp      *wire.Response
 	stream    *batching.Stream
 	err       error
 	settled   bool
 	abandoned bool        // nobody waits for the result any more
 	finished  bool        // the reply is complete
-	stopWatch func() bool // stops the watch on a tracked request's context
+	written   bool        // a tracked request's frame is on the wire
+	answered  bool        // a tracked request's answer has been taken
+	stopWatch func() bool // stops the watch on the caller's context
+	stopTimer func() bool // stops a tracked request's predict timeout
 	onEnd     func()      // Track's done callback
-	// onReply, when set, gets the reply's first frame on the reading
-	// goroutine, so that Dispatch answers its requests without a hand-off.
+	// onReply, when set, gets an untracked reply's first frame on the
+	// reading goroutine, so that Dispatch answers its requests without a
+	// hand-off.
 	onReply func(*wire.Response, *batching.Stream)
+	// answer is Track's callback: the reply's first frame, or the error
+	// that kept it from one, exactly once (see takeAnswer).
+	answer func(*batching.Response, error)
 }
 
-func newCall() *call { return &call{done: make(chan struct{})} }
+// newCall returns a call whose reply is due within the predict timeout: the
+// one place a request's deadline is set.
+func (p *Process) newCall() *call {
+	return &call{done: make(chan struct{}), deadline: time.Now().Add(p.spec.PredictTimeout)}
+}
 
 // settle records the first frame (or err) of c's reply; p.mu is held.
 func (c *call) settle(resp *wire.Response, err error) {
@@ -45,14 +58,33 @@ func (c *call) settle(resp *wire.Response, err error) {
 	if resp != nil && resp.Streaming && !c.abandoned {
 		c.stream = batching.NewStream()
 	}
+	if c.stopTimer != nil {
+		c.stopTimer()
+	}
 	close(c.done)
 }
 
-// finish ends c with err (nil for a clean end) and returns the callback
-// to run once p.mu, which is held, is released.
-func (c *call) finish(err error) (onEnd func()) {
-	if c.finished {
+// takeAnswer returns the call that gives a settled tracked request its
+// answer, the first time it is asked; nil otherwise. p.mu is held; call
+// the result once it is released.
+func (c *call) takeAnswer() func() {
+	if c.answer == nil || !c.settled || c.answered {
 		return nil
+	}
+	c.answered = true
+	answer, resp, st, err := c.answer, c.resp, c.stream, c.err
+	if err != nil {
+		return func() { answer(nil, err) }
+	}
+	return func() { answer(resp.ToBatching(st), nil) }
+}
+
+// finish ends c with err (nil for a clean end) and returns the callbacks
+// to run once p.mu, which is held, is released: a tracked request's answer,
+// if it had none yet, then its end.
+func (c *call) finish(err error) (answer, onEnd func()) {
+	if c.finished {
+		return nil, nil
 	}
 	c.settle(nil, err)
 	c.finished = true
@@ -62,7 +94,7 @@ func (c *call) finish(err error) (onEnd func()) {
 	if c.stopWatch != nil {
 		c.stopWatch()
 	}
-	return c.onEnd
+	return c.takeAnswer(), c.onEnd
 }
 
 // callAll calls the callbacks that finish returned.
@@ -157,13 +189,16 @@ func (p *Process) streamEnd(text []byte) error {
 func (p *Process) routeTracked(id string, resp *wire.Response) error {
 	p.mu.Lock()
 	c := p.tracked[id]
+	var answer func()
 	if c != nil {
 		c.settle(resp, nil)
+		answer = c.takeAnswer()
 	}
 	p.mu.Unlock()
 	if c == nil {
 		p.log.Debug("frame for an unknown tracking id", zap.String("id", id))
 	}
+	callAll(answer)
 	if !resp.Streaming {
 		p.finishTracked(id, c, nil)
 		return nil
@@ -188,7 +223,7 @@ func (p *Process) trackedChunk(id string, c *call) error {
 func (p *Process) finishPending(c *call, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	c.finish(err)
+	c.finish(err) // an untracked call has no callbacks
 	if p.pending == c {
 		p.pending = nil
 		<-p.slot
@@ -201,13 +236,13 @@ func (p *Process) finishTracked(id string, c *call, err error) {
 		return
 	}
 	p.mu.Lock()
-	onEnd := c.finish(err)
+	answer, onEnd := c.finish(err)
 	if p.tracked[id] == c {
 		delete(p.tracked, id)
 	}
 	p.checkIdle()
 	p.mu.Unlock()
-	callAll(onEnd)
+	callAll(answer, onEnd)
 }
 
 // markBusy notes that a request is outstanding; p.mu is held.
@@ -261,7 +296,8 @@ func connClosed(err error) bool {
 		errors.Is(err, syscall.EPIPE)
 }
 
-// failAll fails every outstanding request with err, and every later one.
+// failAll fails every outstanding request with err, and every later one. A
+// tracked request whose frame was not written yet fails as not sent.
 func (p *Process) failAll(err error) {
 	p.mu.Lock()
 	if p.dead == nil {
@@ -275,7 +311,12 @@ func (p *Process) failAll(err error) {
 	}
 	var ends []func()
 	for id, c := range p.tracked {
-		ends = append(ends, c.finish(err))
+		cerr := err
+		if !c.written {
+			cerr = notSent(err)
+		}
+		answer, onEnd := c.finish(cerr)
+		ends = append(ends, answer, onEnd)
 		delete(p.tracked, id)
 	}
 	p.checkIdle()

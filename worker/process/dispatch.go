@@ -128,12 +128,11 @@ func (p *Process) roundTripWith(ctx context.Context, frame net.Buffers, onReply 
 	if err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(p.spec.PredictTimeout)
-	if err := p.write(frame, deadline); err != nil {
+	if err := p.write(frame, c.deadline); err != nil {
 		p.abandon(c)
 		return nil, err
 	}
-	return c, p.await(ctx, c, deadline)
+	return c, p.await(ctx, c)
 }
 
 // acquire takes the untracked slot.
@@ -159,15 +158,15 @@ func (p *Process) begin(onReply func(*wire.Response, *batching.Stream)) (*call, 
 		<-p.slot
 		return nil, notSent(p.dead)
 	}
-	c := newCall()
+	c := p.newCall()
 	c.onReply = onReply
 	p.pending = c
 	p.markBusy()
 	return c, nil
 }
 
-func (p *Process) await(ctx context.Context, c *call, deadline time.Time) error {
-	timer := time.NewTimer(time.Until(deadline))
+func (p *Process) await(ctx context.Context, c *call) error {
+	timer := time.NewTimer(time.Until(c.deadline))
 	defer timer.Stop()
 	select {
 	case <-c.done:
@@ -179,7 +178,7 @@ func (p *Process) await(ctx context.Context, c *call, deadline time.Time) error 
 			return p.predictTimeout()
 		}
 	case <-ctx.Done():
-		if p.abandonWatched(c, deadline) {
+		if p.abandonWatched(c) {
 			return ctx.Err()
 		}
 	}
@@ -188,23 +187,19 @@ func (p *Process) await(ctx context.Context, c *call, deadline time.Time) error 
 
 // abandonWatched abandons c like abandon, and keeps the predict timeout on
 // the worker: a worker that never answers would hold the untracked slot.
-func (p *Process) abandonWatched(c *call, deadline time.Time) bool {
+func (p *Process) abandonWatched(c *call) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if c.settled {
 		return false
 	}
 	c.abandoned = true
-	c.stopWatch = time.AfterFunc(time.Until(deadline), func() { p.expire(c) }).Stop
+	c.stopTimer = time.AfterFunc(time.Until(c.deadline), func() { p.inBackground(func() { p.expire(c) }) }).Stop
 	return true
 }
 
 // expire kills the worker when the abandoned request c still has no reply.
 func (p *Process) expire(c *call) {
-	if !p.enterBackground() {
-		return
-	}
-	defer p.bg.Done()
 	p.mu.Lock()
 	hung := p.pending == c && !c.settled
 	p.mu.Unlock()

@@ -316,7 +316,7 @@ func TestNotSentToDeadWorker(t *testing.T) {
 	if !errors.Is(err, ErrNotSent) || !errors.Is(err, api.ErrWorkerDied) {
 		t.Errorf("Dispatch to a dead worker = %v, want ErrNotSent and ErrWorkerDied", err)
 	}
-	_, err = p.Track(context.Background(), "t1", input("x"), nil)
+	_, err = track(p, context.Background(), "t1", input("x"), nil)
 	if !errors.Is(err, ErrNotSent) {
 		t.Errorf("Track to a dead worker = %v, want ErrNotSent", err)
 	}

@@ -56,16 +56,25 @@ func ExampleStart() {
 // ExampleProcess_Track streams the tokens of one rolling-batch request.
 func ExampleProcess_Track() {
 	var p *process.Process // started with Start for a rolling-batch model
+	ended := make(chan struct{})
+	defer func() { <-ended }() // last: the request has ended on the worker
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel() // leaving early cancels the request on the worker
 
 	in := &batching.Input{Content: []batching.Item{{Key: "data", Value: []byte(`{"inputs":"Hi","stream":true}`)}}}
-	resp, err := p.Track(ctx, "req-1", in, nil)
-	if err != nil {
-		fmt.Println(err)
+	first := make(chan *batching.Response, 1)
+	p.Track(ctx, "req-1", in, func(resp *batching.Response, err error) {
+		if err != nil {
+			fmt.Println(err)
+		}
+		first <- resp // nil after an error
+	}, func() { close(ended) })
+
+	resp := <-first
+	switch {
+	case resp == nil:
 		return
-	}
-	if resp.Stream == nil {
+	case resp.Stream == nil:
 		fmt.Println(string(resp.Body))
 		return
 	}

@@ -202,3 +202,15 @@ func (p *Process) predictBatch(ctx context.Context, ins []*batching.Input) ([]ba
 func (p *Process) roundTrip(ctx context.Context, frame net.Buffers) (*call, error) {
 	return p.roundTripWith(ctx, frame, nil)
 }
+
+// track is Track for a caller that waits for the answer, as the tests do.
+func track(p *Process, ctx context.Context, id string, in *batching.Input, done func()) (*batching.Response, error) {
+	type result struct {
+		resp *batching.Response
+		err  error
+	}
+	answered := make(chan result, 1)
+	p.Track(ctx, id, in, func(resp *batching.Response, err error) { answered <- result{resp, err} }, done)
+	r := <-answered
+	return r.resp, r.err
+}

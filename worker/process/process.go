@@ -159,7 +159,7 @@ type Process struct {
 	killReason string
 
 	readerDone chan struct{}
-	bg         sync.WaitGroup // cancel frames sent after Track returned
+	bg         sync.WaitGroup // timer and watch callbacks that may write or kill (see inBackground)
 	stopOnce   sync.Once
 	stopErr    error
 }

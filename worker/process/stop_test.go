@@ -68,7 +68,7 @@ func TestStopFailsOutstanding(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := newDoneProbe()
-	stream, err := p.Track(context.Background(), "t", input("", "hold", "first"), done.fn)
+	stream, err := track(p, context.Background(), "t", input("", "hold", "first"), done.fn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestStopFailsOutstanding(t *testing.T) {
 	done.check(t)
 	checkStopped(t, p)
 	late := newDoneProbe()
-	if _, err := p.Track(context.Background(), "late", input(""), late.fn); !errors.Is(err, api.ErrWorkerDied) {
+	if _, err := track(p, context.Background(), "late", input(""), late.fn); !errors.Is(err, api.ErrWorkerDied) || !errors.Is(err, ErrNotSent) {
 		t.Errorf("Track after Stop: %v", err)
 	}
 	late.check(t)
@@ -121,7 +121,7 @@ func TestWaitIdleContext(t *testing.T) {
 	}
 	held, cancelHeld := context.WithCancel(context.Background())
 	defer cancelHeld()
-	if _, err := p.Track(held, "busy", input("", "hold", "first"), nil); err != nil {
+	if _, err := track(p, held, "busy", input("", "hold", "first"), nil); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -15,55 +15,42 @@ import (
 
 // Track sends a rolling-batch request tagged request_tracking_id=id, which
 // may be in flight together with other tracked requests (protocol.md §4),
-// and returns its reply as soon as the first frame arrives: the whole reply,
-// or a response whose Stream carries the chunks that follow.
+// and calls answer exactly once: with the reply as soon as its first frame
+// arrives (the whole reply, or a response whose Stream carries the chunks
+// that follow), or with the error that kept it from one. Like Dispatch's
+// answers, it runs on the goroutine that reads the worker's connection
+// when the reply comes, so the client hears without a hand-off; an error
+// may come on the caller's goroutine before Track returns, or on a timer's.
+// An error that wraps ErrNotSent means the request never reached the
+// worker, which had died.
 //
-// done, when not nil, runs exactly once when the request has ended on the
-// worker: after its last frame, when the worker dies, or before Track
-// returns when the request was never sent. It runs on the goroutine that
-// reads the worker's connection, so it must be quick and must not wait for
-// this Process.
+// done, when not nil, runs exactly once, after answer, when the request has
+// ended on the worker: after its last frame, when the worker dies, or
+// before Track returns when the request was never sent. Both callbacks
+// must be quick and must not wait for this Process.
 //
 // When ctx is done before the reply is complete (the client left), Track
-// sends the worker a cancel request for id (protocol.md §5) and returns, or
-// closes the stream with, ctx's error; the request counts in inFlight until
-// the worker ends it or dies. When no frame arrives within the spec's
-// PredictTimeout, the request is canceled the same way and the error wraps
-// api.ErrPredictTimeout; the worker is not killed, since its other requests
-// may be fine.
-func (p *Process) Track(ctx context.Context, id string, in *batching.Input, done func()) (*batching.Response, error) {
-	c, frame, err := p.prepareTracked(ctx, id, in, done)
+// sends the worker a cancel request for id (protocol.md §5) and answers
+// with, or closes the stream with, ctx's error; the request stays
+// outstanding until the worker ends it or dies. When no frame arrives
+// within the spec's PredictTimeout, the request is canceled the same way
+// and the error wraps api.ErrPredictTimeout; the worker is not killed,
+// since its other requests may be fine.
+func (p *Process) Track(ctx context.Context, id string, in *batching.Input, answer func(*batching.Response, error), done func()) {
+	c, frame, err := p.prepareTracked(ctx, id, in, answer, done)
 	if err != nil {
+		answer(nil, err)
 		callAll(done)
-		return nil, err
+		return
 	}
-	deadline := time.Now().Add(p.spec.PredictTimeout)
-	if err := p.write(frame, deadline); err != nil {
-		return nil, err
+	if err := p.write(frame, c.deadline); err != nil {
+		return // the worker is dead or dying: failAll answers the call as not sent
 	}
-	p.watch(ctx, id, c) // after the write, so that a cancel never overtakes it
-	p.awaitTracked(id, c, deadline)
-	if c.err != nil {
-		return nil, c.err
-	}
-	return c.resp.ToBatching(c.stream), nil
-}
-
-// awaitTracked waits for the first frame of c's reply, or for its
-// cancellation, canceling it at the deadline.
-func (p *Process) awaitTracked(id string, c *call, deadline time.Time) {
-	timer := time.NewTimer(time.Until(deadline))
-	defer timer.Stop()
-	select {
-	case <-c.done:
-	case <-timer.C:
-		p.cancelIf(id, c, p.trackTimeout(id), true)
-	}
-	<-c.done
+	p.sent(ctx, id, c)
 }
 
 // prepareTracked encodes the request and registers it under id.
-func (p *Process) prepareTracked(ctx context.Context, id string, in *batching.Input, done func()) (*call, net.Buffers, error) {
+func (p *Process) prepareTracked(ctx context.Context, id string, in *batching.Input, answer func(*batching.Response, error), done func()) (*call, net.Buffers, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
@@ -71,7 +58,7 @@ func (p *Process) prepareTracked(ctx context.Context, id string, in *batching.In
 	if err != nil {
 		return nil, nil, p.badRequest(err)
 	}
-	c, err := p.register(id, done)
+	c, err := p.register(id, answer, done)
 	return c, frame, err
 }
 
@@ -87,7 +74,7 @@ func withTracking(in *batching.Input, id string) *batching.Input {
 	return &batching.Input{Props: props, Content: in.Content}
 }
 
-func (p *Process) register(id string, done func()) (*call, error) {
+func (p *Process) register(id string, answer func(*batching.Response, error), done func()) (*call, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.dead != nil {
@@ -96,40 +83,45 @@ func (p *Process) register(id string, done func()) (*call, error) {
 	if _, ok := p.tracked[id]; ok {
 		return nil, fmt.Errorf("%s: %w: %q", p.name(), ErrDuplicateID, id)
 	}
-	c := newCall()
-	c.onEnd = done
+	c := p.newCall()
+	c.answer, c.onEnd = answer, done
 	p.tracked[id] = c
 	p.markBusy()
 	return c, nil
 }
 
-// watch cancels the tracked request when ctx is done before it finishes.
-func (p *Process) watch(ctx context.Context, id string, c *call) {
-	stop := context.AfterFunc(ctx, func() {
-		if p.enterBackground() {
-			defer p.bg.Done()
-			p.cancelTracked(id, c, ctx.Err())
-		}
-	})
-	p.mu.Lock()
-	if c.finished {
-		stop()
-	} else {
-		c.stopWatch = stop
-	}
-	p.mu.Unlock()
-}
-
-// enterBackground counts a background writer in, unless the connection is
-// dead (Stop waits for the count only after that).
-func (p *Process) enterBackground() bool {
+// sent notes that c's frame is on the wire: from now on the worker's death
+// fails it as sent, its first frame is awaited until its deadline, and ctx
+// ending cancels it. (The watches start after the write, so that a cancel
+// never overtakes the request.)
+func (p *Process) sent(ctx context.Context, id string, c *call) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	c.written = true
+	if c.finished {
+		return
+	}
+	c.stopTimer = time.AfterFunc(time.Until(c.deadline), func() {
+		p.inBackground(func() { p.cancelIf(id, c, p.trackTimeout(id), true) })
+	}).Stop
+	c.stopWatch = context.AfterFunc(ctx, func() {
+		p.inBackground(func() { p.cancelTracked(id, c, ctx.Err()) })
+	})
+}
+
+// inBackground runs fn, which may write to the connection, counted in p.bg
+// so that Stop waits for it; it does nothing once the connection is dead
+// (Stop waits for the count only after that).
+func (p *Process) inBackground(fn func()) {
+	p.mu.Lock()
 	if p.dead != nil {
-		return false
+		p.mu.Unlock()
+		return
 	}
 	p.bg.Add(1)
-	return true
+	p.mu.Unlock()
+	defer p.bg.Done()
+	fn()
 }
 
 // cancelTracked ends the caller's side of a tracked request with err and
@@ -149,7 +141,9 @@ func (p *Process) cancelIf(id string, c *call, err error, onlyWaiting bool) {
 	if c.stream != nil {
 		c.stream.Close(err)
 	}
+	answer := c.takeAnswer()
 	p.mu.Unlock()
+	callAll(answer)
 	p.sendCancel(id)
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -39,7 +40,7 @@ func TestTrackInterleaved(t *testing.T) {
 		go func() {
 			in := input("", "group", "g", "size", fmt.Sprint(len(tokens)), "tokens", strings.Join(toks, ","))
 			done := newDoneProbe()
-			resp, err := p.Track(context.Background(), id, in, done.fn)
+			resp, err := track(p, context.Background(), id, in, done.fn)
 			if err != nil {
 				results <- result{id: id, err: err}
 				return
@@ -63,7 +64,7 @@ func TestTrackInterleaved(t *testing.T) {
 func TestTrackWholeReply(t *testing.T) {
 	p := rollingHarness(t).start(t)
 	done := newDoneProbe()
-	resp, err := p.Track(context.Background(), "w", input("whole"), done.fn)
+	resp, err := track(p, context.Background(), "w", input("whole"), done.fn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestTrackCancelStream(t *testing.T) {
 	p := rollingHarness(t).start(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := newDoneProbe()
-	resp, err := p.Track(ctx, "s", input("", "hold", "first"), done.fn)
+	resp, err := track(p, ctx, "s", input("", "hold", "first"), done.fn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +113,7 @@ func TestTrackCancelBeforeReply(t *testing.T) {
 	held := h.watch.expect("fake: holding q")
 	go func() { <-held; cancel() }()
 	done := newDoneProbe()
-	if _, err := p.Track(ctx, "q", input("", "hold", "silent"), done.fn); !errors.Is(err, context.Canceled) {
+	if _, err := track(p, ctx, "q", input("", "hold", "silent"), done.fn); !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)
 	}
 	done.check(t)
@@ -125,7 +126,7 @@ func TestTrackTimeout(t *testing.T) {
 	h := rollingHarness(t)
 	h.spec.PredictTimeout = 300 * time.Millisecond
 	p := h.start(t)
-	_, err := p.Track(context.Background(), "slow", input("", "hold", "silent"), nil)
+	_, err := track(p, context.Background(), "slow", input("", "hold", "silent"), nil)
 	checkErr(t, err, []error{api.ErrPredictTimeout}, []string{`request "slow"`, "300ms"})
 	if err := p.WaitIdle(context.Background()); err != nil {
 		t.Fatal(err)
@@ -142,12 +143,12 @@ func TestTrackDuplicateID(t *testing.T) {
 	p := h.start(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	resp, err := p.Track(ctx, "d", input("", "hold", "first"), nil)
+	resp, err := track(p, ctx, "d", input("", "hold", "first"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dup := newDoneProbe()
-	if _, err := p.Track(context.Background(), "d", input(""), dup.fn); !errors.Is(err, ErrDuplicateID) {
+	if _, err := track(p, context.Background(), "d", input(""), dup.fn); !errors.Is(err, ErrDuplicateID) {
 		t.Errorf("second request with id d: %v, want ErrDuplicateID", err)
 	}
 	if dup.calls() != 1 {
@@ -163,14 +164,14 @@ func TestTrackWorkerDies(t *testing.T) {
 	h := rollingHarness(t)
 	p := h.start(t)
 	openDone, waitingDone := newDoneProbe(), newDoneProbe()
-	open, err := p.Track(context.Background(), "open", input("", "hold", "first"), openDone.fn)
+	open, err := track(p, context.Background(), "open", input("", "hold", "first"), openDone.fn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	held := h.watch.expect("fake: holding waiting")
 	errc := make(chan error, 1)
 	go func() {
-		_, err := p.Track(context.Background(), "waiting", input("", "hold", "silent"), waitingDone.fn)
+		_, err := track(p, context.Background(), "waiting", input("", "hold", "silent"), waitingDone.fn)
 		errc <- err
 	}()
 	<-held
@@ -208,5 +209,73 @@ func (d *doneProbe) check(t *testing.T) {
 	<-d.ch
 	if n := d.calls(); n != 1 {
 		t.Errorf("done ran %d times, want once", n)
+	}
+}
+
+// callbackLog records the order of a tracked request's callbacks.
+type callbackLog struct {
+	mu     sync.Mutex
+	events []string
+	ended  chan struct{}
+}
+
+func newCallbackLog() *callbackLog { return &callbackLog{ended: make(chan struct{})} }
+
+func (l *callbackLog) answer(resp *batching.Response, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		l.events = append(l.events, "error")
+	} else {
+		l.events = append(l.events, "answer")
+	}
+}
+
+func (l *callbackLog) done() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.events = append(l.events, "done")
+	close(l.ended)
+}
+
+// TestTrackCallbacks checks that every tracked request gets exactly one
+// answer and then exactly one end, whichever way it ends: a whole reply, a
+// stream, a worker that dies holding it, a worker already gone.
+func TestTrackCallbacks(t *testing.T) {
+	h := rollingHarness(t)
+	p := h.start(t)
+	whole, stream, dying := newCallbackLog(), newCallbackLog(), newCallbackLog()
+	p.Track(context.Background(), "whole", input("w"), whole.answer, whole.done)
+	<-whole.ended
+	streamed := make(chan *batching.Response, 1)
+	p.Track(context.Background(), "stream", input("", "group", "s", "size", "1", "tokens", "a,b"), func(resp *batching.Response, err error) {
+		stream.answer(resp, err)
+		streamed <- resp
+	}, stream.done)
+	if _, err := readAll(t, (<-streamed).Stream); err != nil {
+		t.Fatal(err)
+	}
+	<-stream.ended
+	held := h.watch.expect("fake: holding held")
+	p.Track(context.Background(), "held", input("", "hold", "silent"), dying.answer, dying.done)
+	<-held
+	_, _ = p.predict(context.Background(), input("", "action", "exit", "code", "7"))
+	<-dying.ended
+	late := newCallbackLog()
+	p.Track(context.Background(), "late", input("x"), late.answer, late.done)
+	for name, tt := range map[string]struct {
+		log  *callbackLog
+		want []string
+	}{
+		"whole":  {whole, []string{"answer", "done"}},
+		"stream": {stream, []string{"answer", "done"}},
+		"dying":  {dying, []string{"error", "done"}},
+		"late":   {late, []string{"error", "done"}},
+	} {
+		tt.log.mu.Lock()
+		if !reflect.DeepEqual(tt.log.events, tt.want) {
+			t.Errorf("%s: callbacks %v, want %v", name, tt.log.events, tt.want)
+		}
+		tt.log.mu.Unlock()
 	}
 }
