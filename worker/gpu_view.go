@@ -29,6 +29,7 @@ type gpuView struct {
 	ids       []int // the visible GPUs' NVML indexes, fixed at start
 	log       *zap.Logger
 	pidExists func(int) bool
+	children  func() func(int) []int // reads the process tree
 	nsWarned  atomic.Bool
 	ttl       time.Duration // how old cached figures may be (deviceCacheTTL)
 
@@ -38,10 +39,13 @@ type gpuView struct {
 	err  error
 }
 
-// newGPUView reads the devices once and fixes the set the server may use.
-func newGPUView(info gpu.Info, env func(string) (string, bool), log *zap.Logger) (*gpuView, error) {
-	v := &gpuView{info: info, visible: gpu.NewVisibility(env), log: log, pidExists: gpu.PIDExists, ttl: deviceCacheTTL}
-	all, err := info.Devices()
+// newGPUView reads cfg.GPU's devices once and fixes the set the server may
+// use, as env's visibility variables allow.
+func newGPUView(cfg Config, env func(string) (string, bool)) (*gpuView, error) {
+	log := cfg.Logger
+	v := &gpuView{info: cfg.GPU, visible: gpu.NewVisibility(env), log: log, pidExists: cfg.PIDExists,
+		children: cfg.ProcessTree, ttl: deviceCacheTTL}
+	all, err := v.info.Devices()
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +143,7 @@ func (v *gpuView) figures() figures {
 		f.units[l.UUID] = u
 	}
 	f.pidsOK = v.checkPIDs(listings)
-	f.tree = newProcTree("/proc")
+	f.tree = procTree{kids: v.children()}
 	return f
 }
 

@@ -86,7 +86,7 @@ func TestProcTree(t *testing.T) {
 	}
 	kids := func() []int { return childrenByParent("/proc")(cmd.Process.Pid) }
 	eventuallyTrue(t, "two children", func() bool { return len(kids()) == 2 })
-	for name, tree := range map[string]procTree{"default": newProcTree("/proc"), "by parent": {kids: childrenByParent("/proc")}} {
+	for name, tree := range map[string]procTree{"default": {kids: readProcTree("/proc")}, "by parent": {kids: childrenByParent("/proc")}} {
 		got := tree.of(cmd.Process.Pid)
 		want := append([]int{cmd.Process.Pid}, kids()...)
 		slices.Sort(got[1:])
@@ -95,7 +95,7 @@ func TestProcTree(t *testing.T) {
 			t.Errorf("%s: tree %v, want %v", name, got, want)
 		}
 	}
-	if got := newProcTree("/proc").of(1 << 30); !slices.Equal(got, []int{1 << 30}) {
+	if got := (procTree{kids: readProcTree("/proc")}).of(1 << 30); !slices.Equal(got, []int{1 << 30}) {
 		t.Errorf("tree of a missing process = %v", got)
 	}
 }

@@ -98,20 +98,22 @@ func (g *group) record(f figures) api.WorkerGroup {
 	return rec
 }
 
-// record describes one worker.
+// record describes one worker. Its /proc and NVML figures are read with no
+// lock held.
 func (w *run) record(f figures) api.WorkerRecord {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	rec := api.WorkerRecord{ID: w.id, Status: w.state, Temporary: w.temporary, StartTime: recordTime(w.began)}
-	if w.proc == nil {
+	proc, unit := w.proc, w.unit
+	w.mu.Unlock()
+	if proc == nil {
 		return rec
 	}
-	pid := w.proc.PID()
-	rec.PID, rec.Socket, rec.StartTime = pid, w.proc.Socket(), recordTime(w.proc.Started())
-	rec.RSSMiB = rssMiB(pid)
+	pid := proc.PID()
+	rec.PID, rec.Socket, rec.StartTime = pid, proc.Socket(), recordTime(proc.Started())
+	rec.RSSMiB = w.g.m.reg.cfg.RSS(pid)
 	if f.gpu && w.g.isGPU() {
-		rec.VisibleDevices = w.unit
-		if mib, ok := f.workerMemory(w.unit, f.tree.of(pid)); ok {
+		rec.VisibleDevices = unit
+		if mib, ok := f.workerMemory(unit, f.tree.of(pid)); ok {
 			rec.GPUMemoryMiB = &mib
 		} else {
 			rec.GPUMemoryUnknown = true

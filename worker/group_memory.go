@@ -68,7 +68,7 @@ func (r *Registry) placeWorker(g *group) (string, error) {
 // GPU workers as well (a model loads through host memory), and even when
 // nothing is required: available - n × required must stay above reserved.
 func (r *Registry) checkHost(m *Model, n int) error {
-	_, avail, err := r.hostMemory()
+	_, avail, err := r.cfg.HostMemory()
 	if err != nil {
 		return fmt.Errorf("worker: read host memory: %w", err)
 	}
@@ -77,14 +77,6 @@ func (r *Registry) checkHost(m *Model, n int) error {
 		err = fmt.Errorf("%d workers: %w", n, err)
 	}
 	return memoryError(err)
-}
-
-// hostMemory reads the host's memory through the configured reader.
-func (r *Registry) hostMemory() (totalMiB, availableMiB uint64, err error) {
-	if r.cfg.HostMemory != nil {
-		return r.cfg.HostMemory()
-	}
-	return gpu.HostMemory()
 }
 
 // precheck refuses (507) a request that would start more workers than

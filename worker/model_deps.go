@@ -54,20 +54,16 @@ func (m *Model) prepareDeps() error {
 func (m *Model) pipInstall(req, target string) error {
 	tmp := target + ".tmp"
 	_ = os.RemoveAll(tmp)
-	args := []string{"-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--target", tmp, "-r", req}
+	args := []string{"install", "--disable-pip-version-check", "--no-input", "--target", tmp, "-r", req}
 	if fi, err := os.Stat(filepath.Join(m.cfg.Dir, wheelsDir)); err == nil && fi.IsDir() {
 		args = append(args, "--no-index", "--find-links", filepath.Join(m.cfg.Dir, wheelsDir))
 	}
 	ctx, cancel := context.WithTimeout(m.ctx, pipTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, m.cfg.PythonExecutable, args...)
-	cmd.Dir = m.cfg.Dir
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
 	m.reg.log.Info("installing requirements", zap.String("model", m.name), zap.Strings("args", args))
-	if err := cmd.Run(); err != nil {
+	if out, err := m.reg.cfg.Pip(ctx, m.cfg.PythonExecutable, m.cfg.Dir, args); err != nil {
 		_ = os.RemoveAll(tmp)
-		return fmt.Errorf("worker: model %s: pip install -r requirements.txt failed (%w):\n%s", m.name, err, lastLines(out.String(), pipTailLines))
+		return fmt.Errorf("worker: model %s: pip install -r requirements.txt failed (%w):\n%s", m.name, err, lastLines(string(out), pipTailLines))
 	}
 	if err := os.WriteFile(filepath.Join(tmp, ".complete"), nil, 0o644); err != nil {
 		return err
@@ -110,4 +106,14 @@ func (m *Model) extraPath() []string {
 		return nil
 	}
 	return []string{m.deps}
+}
+
+// runPip runs "python -m pip args..." in dir and returns its output.
+func runPip(ctx context.Context, python, dir string, args []string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, python, append([]string{"-m", "pip"}, args...)...)
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.Bytes(), err
 }

@@ -15,14 +15,15 @@ const maxTreeSize = 1024
 // loaders) that hold GPU memory too.
 type procTree struct{ kids func(int) []int }
 
-// newProcTree reads /proc/<pid>/task/<tid>/children where the kernel has
-// it, else the parent PID of every process from /proc/<pid>/stat, once.
-func newProcTree(procRoot string) procTree {
+// readProcTree returns a lookup of the children of a PID: it reads
+// /proc/<pid>/task/<tid>/children where the kernel has it, else the parent
+// PID of every process from /proc/<pid>/stat, once.
+func readProcTree(procRoot string) func(int) []int {
 	self := strconv.Itoa(os.Getpid())
 	if _, err := os.Stat(filepath.Join(procRoot, self, "task", self, "children")); err == nil {
-		return procTree{kids: childrenFiles(procRoot)}
+		return childrenFiles(procRoot)
 	}
-	return procTree{kids: childrenByParent(procRoot)}
+	return childrenByParent(procRoot)
 }
 
 // of returns pid and the PIDs of all its descendants.

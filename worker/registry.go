@@ -32,13 +32,60 @@ type Config struct {
 	Registerer prometheus.Registerer // queue and worker metrics go here
 	LogLevel   string                // the workers' --log-level
 	CacheDir   string                // models' pip requirements are installed below it
+	// Start starts one worker process; nil means process.Start, a real
+	// Python process. Tests put an in-memory runner here.
+	Start StartFunc
+
+	// The rest is how the registry reads the machine and runs programs on
+	// it; nil means the real thing. Tests replace them, so that the
+	// registry runs in virtual time without touching the host.
+
 	// HostMemory reads the host's total and available memory in MiB for
 	// the memory checks; nil means gpu.HostMemory (/proc/meminfo and the
 	// cgroup's limit).
 	HostMemory func() (totalMiB, availableMiB uint64, err error)
-	// Start starts one worker process; nil means process.Start, a real
-	// Python process. Tests put an in-memory runner here.
-	Start StartFunc
+	// RSS reads a worker's resident memory in MiB, 0 when unknown; nil
+	// reads /proc/<pid>/status.
+	RSS func(pid int) int64
+	// ProcessTree reads, once per describe record or scrape, which
+	// processes each process started (a worker's children hold GPU memory
+	// too); nil reads /proc.
+	ProcessTree func() (children func(pid int) []int)
+	// PIDExists reports whether a process NVML lists exists in this PID
+	// namespace; nil asks the kernel.
+	PIDExists func(pid int) bool
+	// Pip runs "python -m pip args..." in dir and returns its output
+	// (stdout and stderr); nil runs the model's interpreter.
+	Pip func(ctx context.Context, python, dir string, args []string) ([]byte, error)
+}
+
+// withDefaults fills in what cfg leaves nil.
+func (cfg Config) withDefaults() Config {
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.GPU == nil {
+		cfg.GPU = gpu.New(cfg.Logger)
+	}
+	if cfg.Start == nil {
+		cfg.Start = startProcess
+	}
+	if cfg.HostMemory == nil {
+		cfg.HostMemory = gpu.HostMemory
+	}
+	if cfg.RSS == nil {
+		cfg.RSS = rssMiB
+	}
+	if cfg.ProcessTree == nil {
+		cfg.ProcessTree = func() func(int) []int { return readProcTree("/proc") }
+	}
+	if cfg.PIDExists == nil {
+		cfg.PIDExists = gpu.PIDExists
+	}
+	if cfg.Pip == nil {
+		cfg.Pip = runPip
+	}
+	return cfg
 }
 
 // Registry is the set of registered models: it ties each model's
@@ -67,23 +114,15 @@ type Registry struct {
 // cfg.Env's CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES allow; GPUs that
 // are down do not keep it from starting.
 func NewRegistry(cfg Config) (*Registry, error) {
-	if cfg.Logger == nil {
-		cfg.Logger = zap.NewNop()
-	}
-	if cfg.GPU == nil {
-		cfg.GPU = gpu.New(cfg.Logger)
-	}
-	if cfg.Start == nil {
-		cfg.Start = startProcess
-	}
+	cfg = cfg.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Registry{cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel, models: map[string]*Model{}}
 	var err error
-	if r.gpus, err = newGPUView(cfg.GPU, cfg.Env.Lookup, cfg.Logger); err != nil {
+	if r.gpus, err = newGPUView(cfg, cfg.Env.Lookup); err != nil {
 		cancel()
 		return nil, fmt.Errorf("worker: list gpus: %w", err)
 	}
-	r.budget = newBudget(resolveCaps(cfg.Server, readHost(len(r.gpus.ids), r.hostMemory)))
+	r.budget = newBudget(resolveCaps(cfg.Server, readHost(len(r.gpus.ids), cfg.HostMemory)))
 	r.metrics, err = newMetrics(r, cfg.Registerer)
 	if err != nil {
 		cancel()
