@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchyard/switchyard/api"
@@ -153,11 +154,13 @@ func (w *run) idle() {
 // arrive, up to max_rolling_batch_size in flight, each tagged with its own
 // tracking id and answered from the goroutine that reads the worker's
 // replies. Before it returns it waits until every request it sent has
-// ended on the worker (a worker that died has ended them all).
+// ended on the worker (a worker that died has ended them all), unless a
+// forced shutdown cuts them off.
 func (w *run) serveRolling(ctx context.Context, p Runner) exit {
 	m := w.g.m
 	slots := make(chan struct{}, max(1, m.cfg.MaxRollingBatchSize))
-	defer fill(slots)
+	defer fill(m.reg.ctx, slots)
+	var inFlight atomic.Int32
 	for {
 		if !acquire(ctx, slots) {
 			return w.why(p, nil)
@@ -172,8 +175,9 @@ func (w *run) serveRolling(ctx context.Context, p Runner) exit {
 		}
 		m.reg.metrics.dispatched(m.name, jobs)
 		w.busy()
+		inFlight.Add(int32(len(jobs)))
 		for _, j := range jobs {
-			w.track(p, j, func() { <-slots; w.touch(len(slots)) })
+			w.track(p, j, func() { <-slots; w.touch(inFlight.Add(-1)) })
 		}
 	}
 }
@@ -188,10 +192,16 @@ func acquire(ctx context.Context, slots chan struct{}) bool {
 	}
 }
 
-// fill takes every slot, waiting for those in use to be given back.
-func fill(slots chan struct{}) {
+// fill takes every slot, waiting for those in use to be given back, or
+// until ctx ends: a forced shutdown, which kills the worker next and so
+// ends them.
+func fill(ctx context.Context, slots chan struct{}) {
 	for range cap(slots) {
-		slots <- struct{}{}
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 
@@ -209,7 +219,7 @@ func (w *run) track(p Runner, j *batching.Job, done func()) {
 }
 
 // touch records activity; with no request in flight the worker is idle.
-func (w *run) touch(inFlight int) {
+func (w *run) touch(inFlight int32) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.lastActive = time.Now()

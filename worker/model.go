@@ -262,6 +262,9 @@ func (m *Model) failLocked() {
 	old.Close(fmt.Errorf("%w: model %s", api.ErrModelFailed, m.name))
 }
 
+// idleDrainLocked reports whether the model drains and its queue is empty.
+func (m *Model) idleDrainLocked() bool { return m.draining != nil && m.queue.Len() == 0 }
+
 // reviveLocked gives a FAILED model a fresh start: its failures are
 // forgotten and it loads again.
 func (m *Model) reviveLocked() {
@@ -279,9 +282,10 @@ func (m *Model) currentQueue() *batching.Queue {
 	return m.queue
 }
 
-// fillLocked starts every missing permanent worker.
+// fillLocked starts every missing permanent worker. A draining model with
+// nothing left in its queue starts none: there is nothing for them to do.
 func (m *Model) fillLocked() {
-	if m.state == stateRemoved || m.state == stateFailed {
+	if m.state == stateRemoved || m.state == stateFailed || m.idleDrainLocked() {
 		return
 	}
 	for _, g := range m.groups {

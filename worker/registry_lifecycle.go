@@ -204,10 +204,11 @@ func (r *Registry) isClosed() bool {
 // when the shutdown grace period ended (503).
 var errCutOff = fmt.Errorf("%w: the shutdown grace period ended while the request ran", batching.ErrClosed)
 
-// cutOff turns the error of a request that a forced shutdown ended into
-// errCutOff; other errors pass unchanged.
+// cutOff turns the error of a request that a forced shutdown ended (its
+// wait canceled, or its worker killed) into errCutOff; other errors pass
+// unchanged.
 func (r *Registry) cutOff(err error) error {
-	if err != nil && r.ctx.Err() != nil && errors.Is(err, context.Canceled) {
+	if err != nil && r.ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, api.ErrWorkerDied)) {
 		return errCutOff
 	}
 	return err

@@ -58,7 +58,7 @@ func (m *Model) grow() {
 func (m *Model) growLocked() []*group {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.state == stateFailed || m.state == stateRemoved || m.draining != nil && m.queue.Len() == 0 {
+	if m.state == stateFailed || m.state == stateRemoved || m.idleDrainLocked() {
 		return nil
 	}
 	for _, g := range m.groups {
