@@ -2,6 +2,7 @@ package worker
 
 import (
 	"errors"
+	"os"
 	"syscall"
 	"testing"
 
@@ -24,4 +25,15 @@ func unpackRuntime(tb testing.TB) pyruntime.Runtime {
 // gone reports whether the process pid no longer exists.
 func gone(pid int) bool {
 	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
+
+// shortDir returns a temporary folder with a short path: Unix socket paths
+// are limited to about 100 bytes.
+func shortDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "sy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }

@@ -5,14 +5,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/switchyard/switchyard/api"
-	"github.com/switchyard/switchyard/batching"
 	"github.com/switchyard/switchyard/properties"
 )
 
@@ -134,120 +132,5 @@ func TestRegistryQuotesBriefly(t *testing.T) {
 		if err == nil || len(err.Error()) > 300 {
 			t.Errorf("error for a %d-byte url is %d bytes: %.300v", len(url), len(errText(err)), err)
 		}
-	}
-}
-
-// TestRegistryFailedRegistrationLeavesNothing registers a model that fails
-// to load, synchronously: the registry is as it was before (list and
-// health), Describe says why the model is gone, and the name can be
-// registered again once the folder is fixed.
-func TestRegistryFailedRegistrationLeavesNothing(t *testing.T) {
-	r := newTestRegistry(t, func(s *properties.Server) { s.RetryThreshold = 1 })
-	r.probe(t, "healthy", []string{"minWorkers=1", "maxWorkers=1"})
-	r.mustRegister(t, "healthy")
-	list, health := r.List(), r.Health()
-	dir := r.probe(t, "broken", nil, "BROKEN")
-	err := r.register(t, "broken")
-	if !errors.Is(err, api.ErrModelFailed) || !strings.Contains(err.Error(), "BROKEN marker") {
-		t.Fatalf("register = %v, want ErrModelFailed with the load's error", err)
-	}
-	if got := r.List(); !reflect.DeepEqual(got, list) {
-		t.Errorf("List = %+v, want %+v as before", got, list)
-	}
-	if got := r.Health(); !reflect.DeepEqual(got, health) {
-		t.Errorf("Health = %+v, want %+v as before", got, health)
-	}
-	_, err = r.Describe("broken")
-	if !errors.Is(err, api.ErrModelNotFound) || !strings.Contains(err.Error(), "registration failed") || !strings.Contains(err.Error(), "BROKEN marker") {
-		t.Errorf("Describe = %v, want not found saying why", err)
-	}
-	if err := r.Submit("broken", newJob("x")); !errors.Is(err, api.ErrModelNotFound) {
-		t.Errorf("Submit = %v, want not found", err)
-	}
-	if err := os.Remove(filepath.Join(dir, "BROKEN")); err != nil {
-		t.Fatal(err)
-	}
-	r.mustRegister(t, "broken")
-	if _, err := r.call(t, "broken", newJob("fixed")); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// TestRegistryAsyncRegistrationDropped registers a model that fails to
-// load, asynchronously: the call returns at once, describe shows the load's
-// error while it retries, and after the last retry the model is gone, with
-// Describe saying why.
-func TestRegistryAsyncRegistrationDropped(t *testing.T) {
-	r := newTestRegistry(t, func(s *properties.Server) { s.RetryThreshold = 2 })
-	r.probe(t, "broken", nil, "BROKEN")
-	rec, err := r.Register(context.Background(), api.RegisterRequest{URL: "broken"})
-	if err != nil || rec.Status != api.StatusPending {
-		t.Fatalf("Register = %+v, %v; want a loading model", rec, err)
-	}
-	sawError := false
-	eventuallyTrue(t, "broken dropped", func() bool {
-		rec, err := r.Describe("broken")
-		if err == nil {
-			sawError = sawError || rec.Status == api.StatusPending && strings.Contains(rec.LastError, "BROKEN marker")
-			return false
-		}
-		if !errors.Is(err, api.ErrModelNotFound) || !strings.Contains(err.Error(), "registration failed") {
-			t.Fatalf("Describe = %v, want not found saying why", err)
-		}
-		return true
-	})
-	if !sawError {
-		t.Log("the load's error was not seen in describe between the retries (the poll missed the window)")
-	}
-	if n := r.started("broken"); n != 2 {
-		t.Errorf("%d starts, want retry_threshold = 2", n)
-	}
-	if names := r.Names(); len(names) != 0 {
-		t.Errorf("registered: %v", names)
-	}
-	if h := r.Health(); len(h) != 0 {
-		t.Errorf("Health = %+v, want empty", h)
-	}
-}
-
-// TestRegistryQueueFullMessage fills the queue of a model that has no
-// worker: the refusal wraps batching.ErrQueueFull, and its text starts with
-// the sentinel's and says which model and which limit.
-func TestRegistryQueueFullMessage(t *testing.T) {
-	r := newBareRegistry(t)
-	r.probe(t, "tiny", []string{"minWorkers=0", "maxWorkers=0", "job_queue_size=1"})
-	r.mustRegister(t, "tiny")
-	r.submit(t, "tiny", newJob("first"))
-	err := r.Submit("tiny", newJob("second"))
-	want := "batching: queue full: model tiny has 1 requests waiting (job_queue_size)"
-	if !errors.Is(err, batching.ErrQueueFull) || err.Error() != want {
-		t.Fatalf("Submit = %v, want %q", err, want)
-	}
-}
-
-// TestRegistryShutdownDuringAsyncRegistration shuts the registry down while
-// an asynchronous registration is still retrying: Shutdown waits for its
-// goroutine, and a model removed by the shutdown is not reported as a
-// failed registration.
-func TestRegistryShutdownDuringAsyncRegistration(t *testing.T) {
-	r := newTestRegistry(t, func(s *properties.Server) { s.RetryThreshold = 10 })
-	r.probe(t, "broken", nil, "BROKEN")
-	if _, err := r.Register(context.Background(), api.RegisterRequest{URL: "broken"}); err != nil {
-		t.Fatal(err)
-	}
-	eventuallyTrue(t, "a first failure", func() bool {
-		rec, err := r.Describe("broken")
-		return err == nil && rec.LastError != ""
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-	defer cancel()
-	if err := r.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if n := r.logs.FilterMessage("model registration failed; model removed").Len(); n != 0 {
-		t.Errorf("%d registrations reported failed at shutdown", n)
-	}
-	if _, err := r.Register(context.Background(), api.RegisterRequest{URL: "broken", ModelName: "late"}); !errors.Is(err, batching.ErrClosed) {
-		t.Errorf("Register after Shutdown = %v, want ErrClosed", err)
 	}
 }

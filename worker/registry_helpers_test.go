@@ -30,7 +30,8 @@ const waitLimit = time.Minute
 // runtime, with its log kept for assertions.
 type testRegistry struct {
 	*Registry
-	logs *observer.ObservedLogs
+	logs  *observer.ObservedLogs
+	world *fakeWorld // the fake workers, on a registry of simTest's
 }
 
 // newTestRegistry returns a registry on an empty model store; change
@@ -246,17 +247,6 @@ func (r *testRegistry) started(model string) int {
 		}
 	}
 	return n
-}
-
-// seen returns the bodies that reached the workers of the model folder dir
-// (the SEEN marker must have been written).
-func seen(t *testing.T, dir string) []string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "SEEN"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Fields(string(b))
 }
 
 // socketFiles lists the worker socket files in dir.

@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	"github.com/switchyard/switchyard/api"
-	"github.com/switchyard/switchyard/batching"
-	"github.com/switchyard/switchyard/properties"
 )
 
 func TestValidName(t *testing.T) {
@@ -82,7 +80,7 @@ func TestRegistryServesAndDescribes(t *testing.T) {
 // TestRegistryRegisterRefused registers urls and names that must be refused,
 // none of which may leave a model behind.
 func TestRegistryRegisterRefused(t *testing.T) {
-	r := newTestRegistry(t)
+	r := newBareRegistry(t)
 	store := r.cfg.Server.ModelStore
 	r.probe(t, "taken", []string{"minWorkers=0"})
 	r.mustRegister(t, "taken")
@@ -135,7 +133,7 @@ func TestRegistryRegisterRefused(t *testing.T) {
 
 // TestRegistryFileURL registers a folder of the store by absolute file url.
 func TestRegistryFileURL(t *testing.T) {
-	r := newTestRegistry(t)
+	r := newBareRegistry(t)
 	dir := r.probe(t, "byurl", []string{"minWorkers=0"})
 	rec, err := r.Register(context.Background(), api.RegisterRequest{URL: "file://" + dir, Synchronous: true})
 	if err != nil {
@@ -149,7 +147,7 @@ func TestRegistryFileURL(t *testing.T) {
 // TestRegistryUnknownModel checks every entry point on a name that is not
 // registered.
 func TestRegistryUnknownModel(t *testing.T) {
-	r := newTestRegistry(t)
+	r := newBareRegistry(t)
 	ctx := context.Background()
 	errs := map[string]error{
 		"Submit":     r.Submit("nope", newJob("x")),
@@ -164,76 +162,5 @@ func TestRegistryUnknownModel(t *testing.T) {
 	}
 	if err := r.Scale(ctx, "nope", api.ScaleRequest{MinWorker: ptr(2), MaxWorker: ptr(1)}); !errors.Is(err, api.ErrBadRequest) {
 		t.Errorf("Scale with max below min = %v, want ErrBadRequest", err)
-	}
-}
-
-// TestRegistryLoadingQueues checks that a request for a model whose first
-// worker is still loading (PENDING) waits in its queue and is answered once
-// the worker is up, instead of being refused.
-func TestRegistryLoadingQueues(t *testing.T) {
-	r := newTestRegistry(t)
-	dir := r.probe(t, "lazy", nil, "GATE")
-	if _, err := r.Register(context.Background(), api.RegisterRequest{URL: "lazy"}); err != nil {
-		t.Fatal(err)
-	}
-	if st := r.status(t, "lazy"); st != api.StatusPending {
-		t.Fatalf("status while the import is held: %s, want %s", st, api.StatusPending)
-	}
-	if got := r.List()[0].Status; got != api.StatusPending {
-		t.Errorf("list status while loading: %s, want %s", got, api.StatusPending)
-	}
-	early := r.submit(t, "lazy", newJob("early"))
-	if err := os.WriteFile(filepath.Join(dir, "OPEN"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if resp, err := await(t, early); err != nil || string(resp.Body) != "early" {
-		t.Fatalf("the request sent while loading: %+v, %v", resp, err)
-	}
-	if st, list := r.status(t, "lazy"), r.List()[0].Status; st != api.StatusHealthy || list != api.StatusReady {
-		t.Errorf("after the load: describe %s, list %s; want %s and %s", st, list, api.StatusHealthy, api.StatusReady)
-	}
-}
-
-// TestRegistryBatches sends a burst to a model with batch_size 4: every job
-// is answered with its own body.
-func TestRegistryBatches(t *testing.T) {
-	r := newTestRegistry(t)
-	r.probe(t, "batched", []string{"batch_size=4", "max_batch_delay=200", "minWorkers=1", "maxWorkers=1"})
-	r.mustRegister(t, "batched")
-	var jobs []*batching.Job
-	for _, body := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
-		jobs = append(jobs, r.submit(t, "batched", newJob(body)))
-	}
-	for _, j := range jobs {
-		resp, err := await(t, j)
-		if err != nil || string(resp.Body) != j.ID {
-			t.Errorf("job %s: %+v, %v", j.ID, resp, err)
-		}
-	}
-}
-
-// TestRegistryStartupLoading checks the health entry /ping reads: a model
-// loaded at startup is StartupLoading until its first load ends, a model
-// registered later never is.
-func TestRegistryStartupLoading(t *testing.T) {
-	r := newTestRegistry(t)
-	boot := r.probe(t, "boot", nil, "GATE")
-	r.probe(t, "later", nil, "GATE")
-	if err := r.LoadStartup([]properties.ModelRef{{Name: "boot", Path: boot}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Register(context.Background(), api.RegisterRequest{URL: "later"}); err != nil {
-		t.Fatal(err)
-	}
-	h := r.Health()
-	if !h["boot"].StartupLoading || h["boot"].Status != api.StatusPending || h["later"].StartupLoading {
-		t.Fatalf("while both load: %+v", h)
-	}
-	if err := os.WriteFile(filepath.Join(boot, "OPEN"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	eventuallyTrue(t, "boot healthy", func() bool { return r.status(t, "boot") == api.StatusHealthy })
-	if h := r.Health()["boot"]; h.StartupLoading {
-		t.Errorf("after the first load: %+v", h)
 	}
 }

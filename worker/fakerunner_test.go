@@ -1,0 +1,592 @@
+package worker
+
+// The in-memory fake worker process the registry's lifecycle tests run on.
+// It keeps Runner's contract as package process keeps it (every request
+// answered exactly once; a dead worker fails what it holds and refuses the
+// rest as not sent; the predict timeout kills a worker that holds an
+// untracked request and only cancels a tracked one), with no I/O at all,
+// so that the tests run under testing/synctest in virtual time.
+
+import (
+	"context"
+
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/worker/process"
+)
+
+// fakeLoadTime is how long a fake worker takes to load when its script
+// does not say.
+const fakeLoadTime = 100 * time.Millisecond
+
+// fakeScript says how the fake workers of one model load. The zero value
+// loads in fakeLoadTime and serves.
+type fakeScript struct {
+	loadTime time.Duration // how long a start takes; 0 means fakeLoadTime, negative no time at all
+	fail     int           // the next fail starts fail as a Python traceback at import would; -1: all
+	oom      bool          // starts fail with 507 (CUDA out of memory)
+	hang     bool          // starts never finish: they wait out the load timeout
+	single   bool          // a start fails while another worker of the model lives
+	rolling  string        // the rolling_batch mode workers report; "" means the configured one
+	lose     int           // the next lose requests are lost: the worker dies before they reach it
+	onLoad   func()        // called as a worker finishes loading
+}
+
+// fakeStart is one call of the start function.
+type fakeStart struct {
+	spec process.Spec
+	pid  int
+	at   time.Time
+	err  error // nil when the worker loaded
+}
+
+// fakeWorld holds the fake worker processes of one registry.
+type fakeWorld struct {
+	mu      sync.Mutex
+	pid     int
+	scripts map[string]*fakeScript
+	starts  []fakeStart
+	runners []*fakeRunner
+}
+
+func newFakeWorld() *fakeWorld {
+	return &fakeWorld{pid: 1 << 22, scripts: map[string]*fakeScript{}}
+}
+
+func (w *fakeWorld) scriptLocked(model string) *fakeScript {
+	s := w.scripts[model]
+	if s == nil {
+		s = &fakeScript{}
+		w.scripts[model] = s
+	}
+	return s
+}
+
+// set changes model's script under the world's lock.
+func (w *fakeWorld) set(model string, change func(*fakeScript)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	change(w.scriptLocked(model))
+}
+
+// start is the registry's StartFunc.
+func (w *fakeWorld) start(ctx context.Context, spec process.Spec) (Runner, error) {
+	if spec.LoadTimeout <= 0 {
+		spec.LoadTimeout = process.DefaultLoadTimeout
+	}
+	if spec.PredictTimeout <= 0 {
+		spec.PredictTimeout = process.DefaultPredictTimeout
+	}
+	w.mu.Lock()
+	w.pid++
+	pid, s := w.pid, *w.scriptLocked(spec.Model)
+	w.starts = append(w.starts, fakeStart{spec: spec, pid: pid, at: time.Now()})
+	n := len(w.starts) - 1
+	w.mu.Unlock()
+	r, err := w.load(ctx, spec, pid, s)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.starts[n].err = err
+	if err != nil {
+		return nil, err
+	}
+	w.runners = append(w.runners, r)
+	return r, nil
+}
+
+// load plays a start: the load time, then the script's failure, if any.
+func (w *fakeWorld) load(ctx context.Context, spec process.Spec, pid int, s fakeScript) (*fakeRunner, error) {
+	name := fmt.Sprintf("worker %d (pid %d) of model %s", pid, pid, spec.Model)
+	if err := loadWait(ctx, spec, name, s); err != nil {
+		return nil, err
+	}
+	if err := w.loadFailure(spec.Model, name, pid, s); err != nil {
+		return nil, err
+	}
+	if s.onLoad != nil {
+		s.onLoad()
+	}
+	r := newFakeRunner(spec, pid, s.rolling)
+	r.world = w
+	return r, nil
+}
+
+// loadWait waits out the load time, within the load timeout and ctx.
+func loadWait(ctx context.Context, spec process.Spec, name string, s fakeScript) error {
+	d := s.loadTime
+	if d == 0 {
+		d = fakeLoadTime
+	}
+	if s.hang {
+		d = spec.LoadTimeout + time.Hour
+	}
+	loaded, limit := time.NewTimer(max(d, 0)), time.NewTimer(spec.LoadTimeout)
+	defer loaded.Stop()
+	defer limit.Stop()
+	select {
+	case <-loaded.C:
+		return nil
+	case <-limit.C:
+		return &process.StartError{Err: fmt.Errorf("%w: %s did not start within %v (no readiness line)", process.ErrLoadTimeout, name, spec.LoadTimeout)}
+	case <-ctx.Done():
+		return &process.StartError{Err: fmt.Errorf("%s: start canceled: %w", name, context.Cause(ctx))}
+	}
+}
+
+// loadFailure is the error of a start that the script fails, or nil.
+func (w *fakeWorld) loadFailure(model, name string, pid int, s fakeScript) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	script := w.scriptLocked(model)
+	switch {
+	case s.oom:
+		return &process.StartError{Err: fmt.Errorf("%w: %w: %s: CUDA out of memory", process.ErrLoad, api.ErrInsufficientMemory, name)}
+	case script.fail != 0:
+		if script.fail > 0 {
+			script.fail--
+		}
+		return importFailure(model, pid, "RuntimeError: fake: the model does not load")
+	case s.single && w.liveLocked(model) > 0:
+		return importFailure(model, pid, "RuntimeError: fake: another worker holds the model")
+	}
+	return nil
+}
+
+// importFailure is how a start fails when the handler raises at import.
+func importFailure(model string, pid int, last string) error {
+	exit := &process.ExitError{Model: model, ID: pid, PID: pid, Status: "exit status 1"}
+	return &process.StartError{
+		Err:    fmt.Errorf("%w: %w: %s", process.ErrLoad, exit, last),
+		Stderr: []string{"INFO loading", "Traceback (most recent call last):", `  File "model.py", line 1, in <module>`, last},
+	}
+}
+
+func (w *fakeWorld) liveLocked(model string) int {
+	n := 0
+	for _, r := range w.runners {
+		if r.spec.Model == model && r.Err() == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// lost reports whether the script loses the next request of model.
+func (w *fakeWorld) lost(model string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := w.scriptLocked(model)
+	if s.lose == 0 {
+		return false
+	}
+	s.lose--
+	return true
+}
+
+// live returns the model's fake workers that have not exited, oldest first.
+func (w *fakeWorld) live(model string) []*fakeRunner {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []*fakeRunner
+	for _, r := range w.runners {
+		if r.spec.Model == model && r.Err() == nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// exists reports whether pid is a fake worker that has not exited, as
+// the kernel would.
+func (w *fakeWorld) exists(pid int) bool {
+	r := w.runner(pid)
+	return r != nil && r.Err() == nil
+}
+
+// runner returns the fake worker pid, or nil.
+func (w *fakeWorld) runner(pid int) *fakeRunner {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range w.runners {
+		if r.pid == pid {
+			return r
+		}
+	}
+	return nil
+}
+
+// startsOf returns the starts of model's workers (every model's for ""),
+// in order.
+func (w *fakeWorld) startsOf(model string) []fakeStart {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []fakeStart
+	for _, s := range w.starts {
+		if model == "" || s.spec.Model == model {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// fakeRunner is one fake worker process.
+type fakeRunner struct {
+	world   *fakeWorld
+	spec    process.Spec
+	pid     int
+	started time.Time
+	init    []batching.Prop
+	exited  chan struct{}
+	slot    chan struct{}  // held by the untracked request in flight
+	ops     sync.WaitGroup // requests being played
+
+	mu      sync.Mutex
+	err     *process.ExitError
+	busy    int
+	idle    chan struct{} // closed while busy is 0
+	tracked map[string]bool
+	served  int       // requests answered with a reply
+	last    time.Time // when the last of them was answered
+}
+
+func newFakeRunner(spec process.Spec, pid int, rolling string) *fakeRunner {
+	if rolling == "" {
+		rolling = "disable"
+		for _, p := range spec.InitProps {
+			if p.Key == "rolling_batch" && p.Value != "auto" {
+				rolling = p.Value
+			}
+		}
+	}
+	r := &fakeRunner{spec: spec, pid: pid, started: time.Now(), exited: make(chan struct{}), slot: make(chan struct{}, 1),
+		idle: make(chan struct{}), tracked: map[string]bool{}, init: []batching.Prop{{Key: "rolling_batch", Value: rolling}}}
+	close(r.idle)
+	return r
+}
+
+func (r *fakeRunner) name() string {
+	return fmt.Sprintf("worker %d (pid %d) of model %s", r.pid, r.pid, r.spec.Model)
+}
+
+// exit ends the process with status; the first end is kept.
+func (r *fakeRunner) exit(status, detail string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil {
+		return
+	}
+	r.err = &process.ExitError{Model: r.spec.Model, ID: r.pid, PID: r.pid, Status: status, Detail: detail}
+	close(r.exited)
+}
+
+// crash kills the worker from outside, as SIGKILL would.
+func (r *fakeRunner) crash() { r.exit("signal: killed", "") }
+
+// Err says why the process exited; nil while it runs.
+func (r *fakeRunner) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err == nil {
+		return nil
+	}
+	return r.err
+}
+
+func (r *fakeRunner) Done() <-chan struct{}      { return r.exited }
+func (r *fakeRunner) PID() int                   { return r.pid }
+func (r *fakeRunner) Socket() string             { return "/fake/" + process.SocketPrefix + strconv.Itoa(r.pid) }
+func (r *fakeRunner) Started() time.Time         { return r.started }
+func (r *fakeRunner) InitProps() []batching.Prop { return r.init }
+func (r *fakeRunner) StderrTail() []string       { return []string{"fake: worker " + strconv.Itoa(r.pid)} }
+
+// count notes n requests answered now.
+func (r *fakeRunner) count(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.served, r.last = r.served+n, time.Now()
+}
+
+// servedCount returns how many requests the worker answered.
+func (r *fakeRunner) servedCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.served
+}
+
+// lastServed returns when the worker last answered a request.
+func (r *fakeRunner) lastServed() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.last
+}
+
+func (r *fakeRunner) predictTimeoutError() error { return r.timeoutError("did not answer") }
+
+func (r *fakeRunner) timeoutError(what string) error {
+	return fmt.Errorf("%w: %s %s within %v", api.ErrPredictTimeout, r.name(), what, r.spec.PredictTimeout)
+}
+
+// Stop ends the worker and waits until every request it held has failed.
+func (r *fakeRunner) Stop(context.Context) error {
+	r.exit("signal: terminated", "stopped")
+	r.ops.Wait()
+	return nil
+}
+
+// WaitIdle blocks until nothing is outstanding on the worker.
+func (r *fakeRunner) WaitIdle(ctx context.Context) error {
+	r.mu.Lock()
+	idle := r.idle
+	r.mu.Unlock()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// begin counts a request in, unless the worker is dead.
+func (r *fakeRunner) begin() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil {
+		return fmt.Errorf("%w: %w", process.ErrNotSent, r.err)
+	}
+	if r.busy == 0 {
+		r.idle = make(chan struct{})
+	}
+	r.busy++
+	r.ops.Add(1)
+	return nil
+}
+
+// end counts a request out.
+func (r *fakeRunner) end() {
+	r.mu.Lock()
+	r.busy--
+	if r.busy == 0 {
+		close(r.idle)
+	}
+	r.mu.Unlock()
+	r.ops.Done()
+}
+
+// fakeAct is what a request asks the fake worker to do, from its
+// properties: action=sleep (seconds=N), hang (never answer), crash (exit
+// with status 3 holding it), fail (answer with code=N); tokens=a,b,c
+// streams them, one per second.
+type fakeAct struct {
+	action string
+	took   time.Duration
+	code   int
+	tokens []string
+}
+
+func actOf(ins []*batching.Input) fakeAct {
+	var a fakeAct
+	for _, in := range ins {
+		p := props(in)
+		if p["action"] == "" && p["tokens"] == "" {
+			continue
+		}
+		a.action = p["action"]
+		if s, err := strconv.ParseFloat(p["seconds"], 64); err == nil {
+			a.took = time.Duration(s * float64(time.Second))
+		}
+		a.code, _ = strconv.Atoi(p["code"])
+		if p["tokens"] != "" {
+			a.tokens = strings.Split(p["tokens"], ",")
+		}
+		return a
+	}
+	return a
+}
+
+func props(in *batching.Input) map[string]string {
+	m := map[string]string{}
+	for _, p := range in.Props {
+		m[p.Key] = p.Value
+	}
+	return m
+}
+
+// reply is the fake's answer to one request: its body back, with the
+// worker's pid as x-pid.
+func (r *fakeRunner) reply(in *batching.Input, a fakeAct) *batching.Response {
+	resp := &batching.Response{Code: 200, Message: "OK", Props: map[string]string{"x-pid": strconv.Itoa(r.pid)}}
+	if a.action == "fail" {
+		resp.Code, resp.Message = a.code, fmt.Sprintf("fake: failed with %d", a.code)
+	}
+	if len(in.Content) > 0 {
+		resp.Body = in.Content[0].Value
+	}
+	return resp
+}
+
+// Dispatch plays one untracked request or batch.
+func (r *fakeRunner) Dispatch(ctx context.Context, ins []*batching.Input, answer func(int, *batching.Response, error)) error {
+	err := r.dispatch(ctx, ins)
+	if err != nil {
+		for i := range ins {
+			answer(i, nil, err)
+		}
+		return err
+	}
+	a := actOf(ins)
+	for i, in := range ins {
+		answer(i, r.reply(in, a), nil)
+	}
+	r.count(len(ins))
+	return nil
+}
+
+// dispatch holds the untracked slot while the request plays and returns
+// the error that answers it, if any.
+func (r *fakeRunner) dispatch(ctx context.Context, ins []*batching.Input) error {
+	select {
+	case r.slot <- struct{}{}:
+	case <-r.exited:
+		return fmt.Errorf("%w: %w", process.ErrNotSent, r.Err())
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-r.slot }()
+	if err := r.begin(); err != nil {
+		return err
+	}
+	defer r.end()
+	if r.world.lost(r.spec.Model) {
+		r.exit("signal: killed", "write failed: broken pipe")
+		return fmt.Errorf("%w: %w", process.ErrNotSent, r.Err())
+	}
+	a := actOf(ins)
+	switch a.action {
+	case "crash":
+		r.exit("exit status 3", "")
+		return r.Err()
+	case "hang":
+		a.took = -1
+	}
+	return r.play(ctx, a.took, true)
+}
+
+// play lets a request run for took (forever when negative), within the
+// predict timeout. At the timeout an untracked request (kill set) kills
+// the worker, as package process does; a tracked one only fails.
+func (r *fakeRunner) play(ctx context.Context, took time.Duration, kill bool) error {
+	limit := time.NewTimer(r.spec.PredictTimeout)
+	defer limit.Stop()
+	var ran <-chan time.Time
+	if took >= 0 {
+		t := time.NewTimer(took)
+		defer t.Stop()
+		ran = t.C
+	}
+	select {
+	case <-ran:
+		return nil
+	case <-limit.C:
+		if kill {
+			r.exit("signal: killed", "killed: predict timeout")
+			return r.predictTimeoutError()
+		}
+		return r.timeoutError("sent nothing")
+	case <-r.exited:
+		return r.Err()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Track plays one tracked request on a goroutine of its own.
+func (r *fakeRunner) Track(ctx context.Context, id string, in *batching.Input, answer func(*batching.Response, error), done func()) {
+	if r.world.lost(r.spec.Model) {
+		r.exit("signal: killed", "write failed: broken pipe")
+	}
+	if err := r.register(id); err != nil {
+		answer(nil, err)
+		done()
+		return
+	}
+	go func() {
+		defer r.untrack(id, done)
+		r.playTracked(ctx, in, answer)
+	}()
+}
+
+func (r *fakeRunner) register(id string) error {
+	if err := r.begin(); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.tracked[id] {
+		defer r.end()
+		return fmt.Errorf("%s: %w: %q", r.name(), process.ErrDuplicateID, id)
+	}
+	r.tracked[id] = true
+	return nil
+}
+
+func (r *fakeRunner) untrack(id string, done func()) {
+	r.mu.Lock()
+	delete(r.tracked, id)
+	r.mu.Unlock()
+	r.end()
+	done()
+}
+
+// playTracked answers a tracked request: at once, after its time, or
+// streamed token by token.
+func (r *fakeRunner) playTracked(ctx context.Context, in *batching.Input, answer func(*batching.Response, error)) {
+	a := actOf([]*batching.Input{in})
+	switch a.action {
+	case "crash":
+		r.exit("exit status 3", "")
+		answer(nil, r.Err())
+		return
+	case "hang":
+		a.took = -1
+	}
+	if err := r.play(ctx, a.took, false); err != nil {
+		answer(nil, err)
+		return
+	}
+	if a.tokens == nil {
+		answer(r.reply(in, a), nil)
+		r.count(1)
+		return
+	}
+	r.stream(ctx, a.tokens, answer)
+}
+
+// stream answers with a stream that carries one token a second.
+func (r *fakeRunner) stream(ctx context.Context, tokens []string, answer func(*batching.Response, error)) {
+	st := batching.NewStream()
+	answer(&batching.Response{Code: 200, Stream: st, Props: map[string]string{"x-pid": strconv.Itoa(r.pid)}}, nil)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for _, tok := range tokens {
+		st.Push([]byte(tok))
+		select {
+		case <-tick.C:
+		case <-r.exited:
+			st.Close(r.Err())
+			return
+		case <-ctx.Done():
+			st.Close(ctx.Err())
+			return
+		}
+	}
+	st.Close(nil)
+	r.count(1)
+}
+
+var _ Runner = (*fakeRunner)(nil)
