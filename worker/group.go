@@ -42,17 +42,6 @@ func (g *group) live() int {
 	return n
 }
 
-// permanent counts the workers that stay (not temporary) and are not stopping.
-func (g *group) permanent() int {
-	n := 0
-	for _, w := range g.workers {
-		if !w.isTemporary() && !w.stopping() {
-			n++
-		}
-	}
-	return n
-}
-
 // active counts workers that are not stopping.
 func (g *group) active() int {
 	n := 0
@@ -64,14 +53,14 @@ func (g *group) active() int {
 	return n
 }
 
-// starting reports whether a worker of the group is still starting.
-func (g *group) starting() bool {
+// viewLocked is the group as a scaling plan sees it; the model's mutex is
+// held.
+func (g *group) viewLocked() groupView {
+	gv := groupView{g: g, gpu: g.isGPU(), device: g.device.DeviceID, min: g.min, max: g.max}
 	for _, w := range g.workers {
-		if w.getState() == workerStarting && !w.stopping() {
-			return true
-		}
+		gv.workers = append(gv.workers, w.view())
 	}
-	return false
+	return gv
 }
 
 func (g *group) remove(w *run) {

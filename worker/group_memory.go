@@ -60,7 +60,7 @@ func (r *Registry) placeWorker(g *group) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: gpu memory cannot be read: %w", api.ErrInsufficientMemory, err)
 	}
-	u, err := gpu.Place(devs, g.m.gpuRequest([]int{g.device.DeviceID}, g.m.placedUnits(devs)))
+	u, err := gpu.Place(devs, g.m.needs.gpuRequest([]int{g.device.DeviceID}, g.m.placedUnits(devs)))
 	return u.UUID, memoryError(err)
 }
 
@@ -128,7 +128,7 @@ func (r *Registry) precheckGPUs(m *Model, extra map[*group]int) error {
 				return fmt.Errorf("%w: gpu memory cannot be read: %w", api.ErrInsufficientMemory, err)
 			}
 		}
-		_, err := gpu.PlaceAll(devs, m.gpuRequest([]int{g.device.DeviceID}, nil), n)
+		_, err := gpu.PlaceAll(devs, m.needs.gpuRequest([]int{g.device.DeviceID}, nil), n)
 		switch {
 		case errors.Is(err, gpu.ErrDeviceDown):
 			downErr = err
@@ -152,75 +152,21 @@ func memoryError(err error) error {
 	return fmt.Errorf("%w: %w", api.ErrInsufficientMemory, err)
 }
 
-// gpuRequest is a placement request for one worker of m on the allowed
-// GPUs.
-func (m *Model) gpuRequest(allowed []int, placed map[string]int) gpu.Request {
-	return gpu.Request{Allowed: allowed, RequiredMiB: m.needs.gpuRequired, ReservedMiB: m.needs.gpuReserved, Placed: placed}
+// gpuRequest is a placement request for one worker on the allowed GPUs.
+func (n memoryNeeds) gpuRequest(allowed []int, placed map[string]int) gpu.Request {
+	return gpu.Request{Allowed: allowed, RequiredMiB: n.gpuRequired, ReservedMiB: n.gpuReserved, Placed: placed}
 }
 
-// placedUnits counts the model's active GPU workers per GPU or MIG device:
-// where a worker runs, or for one still choosing, its GPU when the GPU is
-// not in MIG mode.
+// placedUnits counts the model's active GPU workers per GPU or MIG device
+// (see unitsPlaced).
 func (m *Model) placedUnits(devs []gpu.Device) map[string]int {
-	uuids := map[int]string{}
-	for _, d := range devs {
-		if !d.MIG {
-			uuids[d.Index] = d.UUID
-		}
-	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	placed := map[string]int{}
-	for _, g := range m.groups {
-		if !g.isGPU() {
-			continue
-		}
-		for _, w := range g.workers {
-			if w.stopping() {
-				continue
-			}
-			if u := w.getUnit(); u != "" {
-				placed[u]++
-			} else if uuids[g.device.DeviceID] != "" {
-				placed[uuids[g.device.DeviceID]]++
-			}
-		}
+	groups := make([]groupView, len(m.groups))
+	for i, g := range m.groups {
+		groups[i] = g.viewLocked()
 	}
-	return placed
-}
-
-// placeTemporary chooses the group for a new temporary GPU worker: the GPU
-// or MIG device with room and the fewest of the model's workers, then the
-// most free memory. Groups on the CPU are taken only when no GPU group is
-// a candidate; nil means none fits. It reads device figures that may be
-// deviceCacheTTL old and must not run with m.mu held.
-func (r *Registry) placeTemporary(m *Model, candidates []*group) (*group, error) {
-	var allowed []int
-	for _, g := range candidates {
-		if g.isGPU() {
-			allowed = append(allowed, g.device.DeviceID)
-		}
-	}
-	if len(allowed) == 0 {
-		if len(candidates) > 0 {
-			return candidates[0], nil
-		}
-		return nil, nil
-	}
-	devs, err := r.gpus.cached()
-	if err != nil {
-		return nil, err
-	}
-	u, err := gpu.Place(devs, m.gpuRequest(allowed, m.placedUnits(devs)))
-	if err != nil {
-		return nil, memoryError(err)
-	}
-	for _, g := range candidates {
-		if g.isGPU() && g.device.DeviceID == u.Device {
-			return g, nil
-		}
-	}
-	return nil, nil
+	m.mu.Unlock()
+	return unitsPlaced(devs, groups)
 }
 
 // isDeviceDown reports whether err means the worker's GPU is down.

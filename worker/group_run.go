@@ -46,12 +46,6 @@ const (
 	exitTimeout             // a request timed out and the process was killed
 )
 
-func (w *run) getState() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.state
-}
-
 func (w *run) setState(s string) {
 	w.mu.Lock()
 	w.state = s
@@ -97,10 +91,11 @@ func (w *run) stop() {
 	w.cancel()
 }
 
-func (w *run) getUnit() string {
+// view is the worker as a scaling plan sees it.
+func (w *run) view() workerView {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.unit
+	return workerView{w: w, state: w.state, temporary: w.temporary, stopping: w.quitting, unit: w.unit}
 }
 
 func (w *run) setProc(p Runner) {

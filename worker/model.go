@@ -282,23 +282,6 @@ func (m *Model) currentQueue() *batching.Queue {
 	return m.queue
 }
 
-// fillLocked starts every missing permanent worker. A draining model with
-// nothing left in its queue starts none: there is nothing for them to do.
-func (m *Model) fillLocked() {
-	if m.state == stateRemoved || m.state == stateFailed || m.idleDrainLocked() {
-		return
-	}
-	for _, g := range m.groups {
-		for g.permanent() < g.min {
-			m.startLocked(g, false)
-		}
-	}
-	if m.state == stateLoading && m.totalMinLocked() == 0 {
-		m.state, m.loadedOnce = stateReady, true
-		m.changedLocked()
-	}
-}
-
 // describeFailure is the error text of a describe record: the error, then
 // the worker's stderr from its last Python traceback on, or its last
 // failureTailLines lines when it wrote no traceback.

@@ -105,10 +105,7 @@ func (m *Model) rescale(req api.ScaleRequest) error {
 	}
 	m.setCounts(req)
 	m.reviveLocked()
-	m.rebalanceLocked()
-	if req.Synchronous {
-		m.fillLocked()
-	}
+	m.fitLocked(req.Synchronous)
 	m.changedLocked()
 	return nil
 }

@@ -446,7 +446,7 @@ func (m *Model) launch(depsErr error) {
 		m.lastErr = depsErr.Error()
 		m.failLocked()
 	} else {
-		m.fillLocked()
+		m.fitLocked(true)
 	}
 	m.wg.Add(1)
 	go m.scaler()

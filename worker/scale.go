@@ -2,20 +2,21 @@ package worker
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/switchyard/switchyard/api"
-	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/gpu"
 )
 
 // scaleTick is how often the scaler looks at the queue without being poked.
 const scaleTick = time.Second
 
 // scaler adds temporary workers, one at a time, while the model's queue is
-// long or no worker is alive, and brings the groups back to their minimum.
+// long or no worker is alive, and brings the groups back to their minimum:
+// one round of the scaling plan (plan.go) each time it is poked, and every
+// scaleTick.
 func (m *Model) scaler() {
 	defer m.wg.Done()
 	tick := time.NewTicker(scaleTick)
@@ -31,80 +32,77 @@ func (m *Model) scaler() {
 	}
 }
 
-// grow starts the missing permanent workers, or else at most one
-// temporary worker when batching.ScaleUp says so. Placing a temporary GPU
-// worker reads device figures, which happens without the model's lock:
-// /ping and every submit wait on that lock, and NVML can block for seconds
-// on a failing GPU.
+// grow runs one round of the scaling plan. A model on GPUs reads their
+// figures (at most deviceCacheTTL old) before it takes its lock: /ping and
+// every submit wait on that lock, and NVML can block for seconds on a
+// failing GPU.
 func (m *Model) grow() {
-	room := m.growLocked()
-	if room == nil {
-		return
-	}
-	g, err := m.reg.placeTemporary(m, room)
-	if err != nil || g == nil {
-		m.reg.log.Debug("no room for a temporary worker", zap.String("model", m.name), zap.Error(err))
-		return
-	}
+	devs, devErr := m.reg.figuresFor(m)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if slices.Contains(m.temporaryRoomLocked(), g) {
-		m.startLocked(g, true)
-	}
+	v := m.viewLocked(true, true)
+	v.devices, v.devErr = devs, devErr
+	m.carryOutLocked(v)
 }
 
-// growLocked starts the missing permanent workers, if any, and otherwise
-// returns the groups that may take a temporary worker (nil for none).
-func (m *Model) growLocked() []*group {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.state == stateFailed || m.state == stateRemoved || m.idleDrainLocked() {
-		return nil
-	}
-	for _, g := range m.groups {
-		if g.permanent() < g.min {
-			m.fillLocked()
-			return nil
+// figuresFor reads the GPU figures a scaling plan of m needs: none for a
+// model without GPU groups.
+func (r *Registry) figuresFor(m *Model) ([]gpu.Device, error) {
+	for _, g := range m.groups { // fixed since the model was prepared
+		if g.isGPU() {
+			return r.gpus.cached()
 		}
 	}
-	return m.temporaryRoomLocked()
+	return nil, nil
 }
 
-// temporaryRoomLocked returns the groups that may take a temporary worker
-// now: the model is ready, no worker is starting, and the queue asks for
-// one.
-func (m *Model) temporaryRoomLocked() []*group {
-	if m.state != stateReady || m.anyStartingLocked() {
-		return nil
+// fitLocked fits the workers to the groups' counts and, with fill, starts
+// the permanent workers still missing; a model whose minimum is 0 is ready
+// without any.
+func (m *Model) fitLocked(fill bool) {
+	m.carryOutLocked(m.viewLocked(fill, false))
+	if fill && m.state == stateLoading && m.totalMinLocked() == 0 {
+		m.state, m.loadedOnce = stateReady, true
+		m.changedLocked()
 	}
-	return m.roomLocked()
 }
 
-// roomLocked returns the groups that may take a temporary worker when
-// batching.ScaleUp says the model needs one, else nil.
-func (m *Model) roomLocked() []*group {
-	alive, limit := 0, 0
-	var room []*group
+// viewLocked is what a scaling plan of the model decides on, device
+// figures aside; m.mu is held.
+func (m *Model) viewLocked(fill, grow bool) scaleView {
+	v := scaleView{
+		active:    m.state != stateFailed && m.state != stateRemoved && !m.idleDrainLocked(),
+		ready:     m.state == stateReady,
+		queued:    m.queue.Len(),
+		batchSize: m.cfg.BatchSize,
+		fill:      fill, grow: grow,
+		needs: m.needs,
+	}
 	for _, g := range m.groups {
-		alive += g.live()
-		limit += g.max
-		if g.active() < g.max {
-			room = append(room, g)
+		v.groups = append(v.groups, g.viewLocked())
+	}
+	return v
+}
+
+// carryOutLocked plans on v and carries the plan out; m.mu is held.
+func (m *Model) carryOutLocked(v scaleView) {
+	acts, why := plan(v)
+	if why != nil {
+		m.reg.log.Debug("no room for a temporary worker", zap.String("model", m.name), zap.Error(why))
+	}
+	for _, a := range acts {
+		switch a.kind {
+		case startWorker:
+			m.startLocked(a.group, a.temporary)
+		case stopWorker:
+			a.worker.stop()
+		case retagWorker:
+			a.worker.setTemporary(a.temporary)
 		}
 	}
-	if !batching.ScaleUp(m.queue.Len(), m.cfg.BatchSize, alive, limit) {
-		return nil
+	if len(acts) > 0 {
+		m.changedLocked()
 	}
-	return room
-}
-
-func (m *Model) anyStartingLocked() bool {
-	for _, g := range m.groups {
-		if g.starting() {
-			return true
-		}
-	}
-	return false
 }
 
 // startLocked adds one worker to g and starts its goroutine.
@@ -159,75 +157,4 @@ func scaledCounts(lo, hi int, req api.ScaleRequest) (int, int) {
 		hi = lo
 	}
 	return lo, hi
-}
-
-// rebalanceLocked fits the running workers to new counts: temporary workers
-// become permanent while a group is below its minimum, permanent workers
-// beyond the minimum become temporary, and workers beyond the maximum stop
-// after their current batch, temporary ones first. fillLocked then starts
-// what is still missing.
-func (m *Model) rebalanceLocked() {
-	for _, g := range m.groups {
-		g.retag(true, g.min-g.permanent())
-		g.retag(false, g.permanent()-g.min)
-		g.shrink()
-	}
-}
-
-// retag turns up to n workers that are temporary (when promote is set) or
-// permanent (else) into the other kind. Promotion takes serving workers
-// first; demotion takes the others (starting, in backoff) first.
-func (g *group) retag(promote bool, n int) {
-	for _, w := range g.candidates(promote) {
-		if n <= 0 {
-			return
-		}
-		if w.isTemporary() == promote {
-			w.setTemporary(!promote)
-			n--
-		}
-	}
-}
-
-// shrink asks the workers beyond the group's maximum to stop after their
-// current batch: temporary ones first, and of each kind those that do not
-// serve first, then idle ones, then busy ones.
-func (g *group) shrink() {
-	extra := g.active() - g.max
-	for _, temp := range []bool{true, false} {
-		for _, w := range g.candidates(false) {
-			if extra > 0 && w.isTemporary() == temp {
-				w.stop()
-				extra--
-			}
-		}
-	}
-}
-
-// candidates returns the group's workers that are not stopping, ordered by
-// how much they are doing: not serving (starting, in backoff), idle, busy;
-// busiest first when busyFirst is set.
-func (g *group) candidates(busyFirst bool) []*run {
-	rank := func(w *run) int {
-		switch w.getState() {
-		case workerBusy:
-			return 2
-		case workerReady:
-			return 1
-		}
-		return 0
-	}
-	var out []*run
-	for _, w := range g.workers {
-		if !w.stopping() {
-			out = append(out, w)
-		}
-	}
-	slices.SortStableFunc(out, func(a, b *run) int {
-		if busyFirst {
-			return rank(b) - rank(a)
-		}
-		return rank(a) - rank(b)
-	})
-	return out
 }
