@@ -114,6 +114,7 @@ type figures struct {
 	units   map[string]unitFigures // by GPU or MIG UUID
 	pidsOK  bool                   // NVML's PIDs are this namespace's
 	tree    procTree               // finds the processes a worker started
+	rss     func(pid int) int64    // reads a process's resident memory, MiB
 }
 
 // figures reads the device figures and the process listings.

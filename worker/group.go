@@ -99,7 +99,7 @@ func (w *run) record(f figures) api.WorkerRecord {
 	}
 	pid := proc.PID()
 	rec.PID, rec.Socket, rec.StartTime = pid, proc.Socket(), recordTime(proc.Started())
-	rec.RSSMiB = w.g.m.reg.cfg.RSS(pid)
+	rec.RSSMiB = f.rss(pid)
 	if f.gpu && w.g.isGPU() {
 		rec.VisibleDevices = unit
 		if mib, ok := f.workerMemory(unit, f.tree.of(pid)); ok {

@@ -16,7 +16,7 @@ import (
 func (w *run) serve(p Runner) exit {
 	ctx, cancel := untilExit(w.ctx, p)
 	defer cancel()
-	if w.g.m.rollingMode() {
+	if w.m.rollingMode() {
 		return w.serveRolling(ctx, p)
 	}
 	return w.serveBatches(ctx, p)
@@ -37,9 +37,9 @@ func untilExit(parent context.Context, p Runner) (context.Context, context.Cance
 
 // serveBatches is the dynamic-batching loop: take a batch, send it, answer it.
 func (w *run) serveBatches(ctx context.Context, p Runner) exit {
-	m := w.g.m
+	cfg := w.m.cfg
 	for {
-		jobs, err := w.next(ctx, m.cfg.BatchSize, m.cfg.MaxBatchDelay)
+		jobs, err := w.next(ctx, cfg.BatchSize, cfg.MaxBatchDelay)
 		if err != nil {
 			return w.why(p, nil)
 		}
@@ -61,7 +61,7 @@ var errRetune = errors.New("worker: kind changed")
 func (w *run) next(ctx context.Context, limit int, delay time.Duration) ([]*batching.Job, error) {
 	for {
 		wctx, cancel := w.waitContext(ctx)
-		jobs, err := w.g.m.currentQueue().Next(wctx, limit, delay)
+		jobs, err := w.m.currentQueue().Next(wctx, limit, delay)
 		cancel(nil)
 		if err == nil || ctx.Err() != nil || !errors.Is(context.Cause(wctx), errRetune) {
 			return jobs, err
@@ -78,7 +78,7 @@ func (w *run) waitContext(ctx context.Context) (context.Context, context.CancelC
 	wctx, cancel := context.WithCancelCause(ctx)
 	if w.temporary {
 		var stop context.CancelFunc
-		wctx, stop = context.WithDeadline(wctx, w.lastActive.Add(w.g.m.cfg.MaxIdleTime))
+		wctx, stop = context.WithDeadline(wctx, w.lastActive.Add(w.m.cfg.MaxIdleTime))
 		cancel = both(cancel, stop)
 	}
 	w.retune = cancel
@@ -115,9 +115,9 @@ func processExited(p Runner) bool {
 // any; a request the worker could not be sent (400) leaves the worker fine.
 // A streamed answer keeps the worker until the stream ends.
 func (w *run) dispatch(p Runner, jobs []*batching.Job) error {
-	m := w.g.m
-	m.reg.metrics.dispatched(m.name, jobs)
-	ctx := m.reg.ctx // a stop lets the batch finish; only a forced shutdown cuts it
+	m := w.m
+	w.env.metrics.dispatched(m.name, jobs)
+	ctx := w.env.forced // a stop lets the batch finish; only a forced shutdown cuts it
 	ins := make([]*batching.Input, len(jobs))
 	for i, j := range jobs {
 		ins[i] = &j.Input
@@ -133,7 +133,7 @@ func (w *run) dispatch(p Runner, jobs []*batching.Job) error {
 	case errors.Is(err, api.ErrBadRequest):
 		return nil
 	case err != nil:
-		return m.reg.cutOff(err)
+		return m.cutOff(err)
 	}
 	return p.WaitIdle(ctx)
 }
@@ -157,9 +157,9 @@ func (w *run) idle() {
 // ended on the worker (a worker that died has ended them all), unless a
 // forced shutdown cuts them off.
 func (w *run) serveRolling(ctx context.Context, p Runner) exit {
-	m := w.g.m
+	m := w.m
 	slots := make(chan struct{}, max(1, m.cfg.MaxRollingBatchSize))
-	defer fill(m.reg.ctx, slots)
+	defer fill(w.env.forced, slots)
 	var inFlight atomic.Int32
 	for {
 		if !acquire(ctx, slots) {
@@ -173,7 +173,7 @@ func (w *run) serveRolling(ctx context.Context, p Runner) exit {
 		for range len(jobs) - 1 {
 			slots <- struct{}{} // next never takes more than are free
 		}
-		m.reg.metrics.dispatched(m.name, jobs)
+		w.env.metrics.dispatched(m.name, jobs)
 		w.busy()
 		inFlight.Add(int32(len(jobs)))
 		for _, j := range jobs {
@@ -208,8 +208,8 @@ func fill(ctx context.Context, slots chan struct{}) {
 // track sends one job as a tracked request; it is answered, and done runs
 // once the request has ended on the worker, from the worker's reply reader.
 func (w *run) track(p Runner, j *batching.Job, done func()) {
-	m := w.g.m
-	p.Track(j.Context(), m.reg.trackingID(), &j.Input, func(resp *batching.Response, err error) {
+	m := w.m
+	p.Track(j.Context(), w.env.trackingID(), &j.Input, func(resp *batching.Response, err error) {
 		if err != nil {
 			m.retryOrFail(j, err)
 			return
@@ -235,5 +235,5 @@ func (m *Model) retryOrFail(j *batching.Job, err error) {
 	if errors.Is(err, process.ErrNotSent) && m.currentQueue().Requeue(j) == nil {
 		return
 	}
-	j.Fail(m.reg.cutOff(err))
+	j.Fail(m.cutOff(err))
 }

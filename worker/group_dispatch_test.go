@@ -15,7 +15,7 @@ import (
 // the test fills by hand.
 func idleRun(temporary bool, maxIdle time.Duration) *run {
 	m := &Model{cfg: &properties.Model{MaxIdleTime: maxIdle}, queue: batching.NewQueue(4), changed: make(chan struct{})}
-	return &run{g: &group{m: m}, temporary: temporary, lastActive: time.Now()}
+	return &run{m: m, g: &group{m: m}, temporary: temporary, lastActive: time.Now()}
 }
 
 type nextResult struct {

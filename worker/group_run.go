@@ -20,7 +20,9 @@ const (
 // run is one worker slot of a group. One goroutine (loop) owns it and the
 // process it starts, restarts the process when it dies, and stops it.
 type run struct {
+	m      *Model
 	g      *group
+	env    slotEnv
 	id     int
 	ctx    context.Context // canceled to stop the worker after its current batch
 	cancel context.CancelFunc
@@ -35,6 +37,37 @@ type run struct {
 	lastActive time.Time
 	quitting   bool
 	retune     context.CancelCauseFunc // ends the wait for the next batch, to apply a new kind
+}
+
+// slotEnv is what a worker slot needs of the registry, handed to it when
+// the slot is made, so that the slot's code reaches no further than its
+// model.
+type slotEnv struct {
+	log        *zap.Logger                                          // with the model's and the worker's fields
+	forced     context.Context                                      // done once a forced shutdown cuts off what runs
+	stopGrace  time.Duration                                        // a retired process's time between SIGTERM and SIGKILL
+	metrics    *metrics                                             //
+	lockDevice func(ctx context.Context) (unlock func(), err error) // the start lock of the group's device
+	place      func() (unit string, err error)                      // memory check and GPU or MIG device, under that lock
+	start      func(ctx context.Context, unit string) (Runner, error)
+	trackingID func() string
+}
+
+// slotEnv returns what a new worker slot id of g needs.
+func (r *Registry) slotEnv(g *group, id int) slotEnv {
+	m := g.m
+	return slotEnv{
+		log:        r.log.With(zap.String("model", m.name), zap.Int("worker", id)),
+		forced:     r.ctx,
+		stopGrace:  r.stopGrace(),
+		metrics:    r.metrics,
+		lockDevice: func(ctx context.Context) (func(), error) { return r.lockDevice(ctx, g) },
+		place:      func() (string, error) { return r.placeWorker(g) },
+		start: func(ctx context.Context, unit string) (Runner, error) {
+			return r.cfg.Start(ctx, r.spec(m, g.device, unit))
+		},
+		trackingID: r.trackingID,
+	}
 }
 
 // exit says why serving a process ended.
@@ -104,14 +137,10 @@ func (w *run) setProc(p Runner) {
 	w.mu.Unlock()
 }
 
-func (w *run) log() *zap.Logger {
-	return w.g.m.reg.log.With(zap.String("model", w.g.m.name), zap.Int("worker", w.id))
-}
-
 // loop starts the worker's process, serves it, and restarts it with backoff
 // until the worker is stopped or the model fails.
 func (w *run) loop() {
-	defer w.g.m.wg.Done()
+	defer w.m.wg.Done()
 	defer close(w.done)
 	defer w.leave()
 	var b backoff
@@ -144,19 +173,19 @@ func (w *run) startFailed(err error, b *backoff) bool {
 		return true
 	}
 	if isDeviceDown(err) {
-		if w.g.m.deviceDown(w.g, err) {
+		if w.m.deviceDown(w.g, err) {
 			return true
 		}
 		d := b.next()
-		w.log().Warn("gpu down; worker waits", zap.Error(err), zap.Duration("backoff", d))
+		w.env.log.Warn("gpu down; worker waits", zap.Error(err), zap.Duration("backoff", d))
 		w.pause(d)
 		return false
 	}
-	if w.g.m.workerFailed(err, tailOf(err)) || w.isTemporary() {
+	if w.m.workerFailed(err, tailOf(err)) || w.isTemporary() {
 		return true
 	}
 	d := b.next()
-	w.log().Warn("worker failed to start", zap.Error(err), zap.Duration("backoff", d))
+	w.env.log.Warn("worker failed to start", zap.Error(err), zap.Duration("backoff", d))
 	w.pause(d)
 	return false
 }
@@ -164,18 +193,17 @@ func (w *run) startFailed(err error, b *backoff) bool {
 // died handles a process that ended on its own (or was killed at its
 // predict timeout) after ran, and reports whether the loop ends.
 func (w *run) died(p Runner, why exit, ran time.Duration, b *backoff) bool {
-	m := w.g.m
-	m.reg.metrics.restarted(m.name)
+	w.env.metrics.restarted(w.m.name)
 	if why == exitTimeout {
 		return false // its state was unknown; a fresh worker at once
 	}
 	b.ran(ran)
-	if m.workerFailed(p.Err(), p.StderrTail()) || w.isTemporary() {
-		w.log().Warn("worker died", zap.Error(p.Err()))
+	if w.m.workerFailed(p.Err(), p.StderrTail()) || w.isTemporary() {
+		w.env.log.Warn("worker died", zap.Error(p.Err()))
 		return true
 	}
 	d := b.next()
-	w.log().Warn("worker died; restarting", zap.Error(p.Err()), zap.Duration("backoff", d))
+	w.env.log.Warn("worker died; restarting", zap.Error(p.Err()), zap.Duration("backoff", d))
 	w.pause(d)
 	return false
 }
@@ -218,28 +246,27 @@ func (w *run) pause(d time.Duration) {
 // picks the GPU or MIG device, and waits for the process to load.
 func (w *run) start() (Runner, error) {
 	w.setState(workerStarting)
-	reg := w.g.m.reg
-	unlock, err := reg.lockDevice(w.ctx, w.g)
+	unlock, err := w.env.lockDevice(w.ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	unit, err := reg.placeWorker(w.g)
+	unit, err := w.env.place()
 	if err != nil {
 		return nil, err
 	}
 	w.mu.Lock()
 	w.unit = unit
 	w.mu.Unlock()
-	p, err := reg.cfg.Start(w.ctx, reg.spec(w.g.m, w.g.device, unit))
+	p, err := w.env.start(w.ctx, unit)
 	if err != nil {
 		return nil, err
 	}
 	w.mu.Lock()
 	w.proc, w.state, w.lastActive = p, workerReady, time.Now()
 	w.mu.Unlock()
-	w.g.m.setGeneration(generationOf(p.InitProps()))
-	w.g.m.workerReady(w.g, initProp(p, "rolling_batch"))
+	w.m.setGeneration(generationOf(p.InitProps()))
+	w.m.workerReady(w.g, initProp(p, "rolling_batch"))
 	return p, nil
 }
 
@@ -247,11 +274,10 @@ func (w *run) start() (Runner, error) {
 // begun, the process is killed at once instead of given its SIGTERM grace.
 func (w *run) retire(p Runner) {
 	w.setState(workerStopping)
-	reg := w.g.m.reg
-	ctx, cancel := context.WithTimeout(reg.ctx, reg.stopGrace()+time.Second)
+	ctx, cancel := context.WithTimeout(w.env.forced, w.env.stopGrace+time.Second)
 	defer cancel()
 	if err := p.Stop(ctx); err != nil {
-		w.log().Warn("worker stop", zap.Error(err))
+		w.env.log.Warn("worker stop", zap.Error(err))
 	}
 	w.setProc(nil)
 }
@@ -259,7 +285,7 @@ func (w *run) retire(p Runner) {
 // leave takes the worker out of its group and wakes the scaler, which may
 // need to replace it.
 func (w *run) leave() {
-	m := w.g.m
+	m := w.m
 	m.mu.Lock()
 	w.g.remove(w)
 	m.changedLocked()

@@ -228,8 +228,12 @@ func (r *Registry) Health() map[string]api.ModelHealth {
 }
 
 // figures reads the device figures and the per-process GPU memory once for
-// a describe record or a scrape.
-func (r *Registry) figures() figures { return r.gpus.figures() }
+// a describe record or a scrape, with the reader of the workers' RSS.
+func (r *Registry) figures() figures {
+	f := r.gpus.figures()
+	f.rss = r.cfg.RSS
+	return f
+}
 
 // trackingID returns a request_tracking_id unique in this process.
 func (r *Registry) trackingID() string {

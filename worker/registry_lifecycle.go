@@ -204,8 +204,8 @@ var errCutOff = fmt.Errorf("%w: the shutdown grace period ended while the reques
 // cutOff turns the error of a request that a forced shutdown ended (its
 // wait canceled, or its worker killed) into errCutOff; other errors pass
 // unchanged.
-func (r *Registry) cutOff(err error) error {
-	if err != nil && r.ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, api.ErrWorkerDied)) {
+func (m *Model) cutOff(err error) error {
+	if err != nil && m.reg.ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, api.ErrWorkerDied)) {
 		return errCutOff
 	}
 	return err

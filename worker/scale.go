@@ -108,7 +108,8 @@ func (m *Model) carryOutLocked(v scaleView) {
 // startLocked adds one worker to g and starts its goroutine.
 func (m *Model) startLocked(g *group, temporary bool) {
 	ctx, cancel := context.WithCancel(m.ctx)
-	w := &run{g: g, id: m.nextWorkerID(), temporary: temporary, ctx: ctx, cancel: cancel,
+	id := m.nextWorkerID()
+	w := &run{m: m, g: g, env: m.reg.slotEnv(g, id), id: id, temporary: temporary, ctx: ctx, cancel: cancel,
 		done: make(chan struct{}), state: workerStarting, began: time.Now()}
 	g.workers = append(g.workers, w)
 	m.wg.Add(1)
