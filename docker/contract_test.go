@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/switchyard/switchyard/internal/testutil"
 )
 
 // TestImageServesSingleModel runs the entrypoint as "docker run IMAGE
@@ -15,7 +17,7 @@ import (
 func TestImageServesSingleModel(t *testing.T) {
 	needServer(t)
 	s := newSandbox(t)
-	copyModel(t, s.expand("$ROOT/model"))
+	testutil.CopyDir(t, exampleModel, s.expand("$ROOT/model"))
 	l := startImage(t, s)
 	l.waitFor("model Healthy in /ping", func() bool { return l.healthy("model") })
 
@@ -34,7 +36,7 @@ func TestImageServesSingleModel(t *testing.T) {
 		t.Errorf("exit after SIGTERM: %v, want status 0\n%s", err, l.out)
 	}
 	for _, pid := range pids {
-		if !processGone(pid) {
+		if !testutil.ProcessGone(pid) {
 			t.Errorf("worker %d still runs after the server stopped", pid)
 		}
 	}
@@ -48,7 +50,7 @@ func TestImageServesMultiModelEndpoint(t *testing.T) {
 	needServer(t)
 	s := newSandbox(t)
 	const name = "0d4a9c1e8f27b3c6" // SageMaker's model_name is an opaque id
-	copyModel(t, s.expand("$ROOT/models/"+name+"/model"))
+	testutil.CopyDir(t, exampleModel, s.expand("$ROOT/models/"+name+"/model"))
 	l := startImage(t, s, "SAGEMAKER_MULTI_MODEL=true")
 
 	if body := l.mustCall(http.StatusOK, "GET", "/ping", "", nil); strings.TrimSpace(string(body)) != "{}" {

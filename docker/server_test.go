@@ -1,20 +1,18 @@
 package docker
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/switchyard/switchyard/internal/testutil"
 )
 
 // The example model the contract tests serve, and the interpreter the
@@ -35,7 +33,7 @@ type liveServer struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	url    string // http://127.0.0.1:port: inference and management
-	out    *lockedBuffer
+	out    *testutil.Buffer
 	done   chan struct{}
 	err    error
 	client *http.Client
@@ -64,10 +62,10 @@ func startImage(t *testing.T, s *sandbox, env ...string) *liveServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &liveServer{t: t, out: &lockedBuffer{}, done: make(chan struct{}),
-		url:    "http://127.0.0.1:" + freePort(t),
+	l := &liveServer{t: t, out: &testutil.Buffer{}, done: make(chan struct{}),
+		url:    "http://127.0.0.1:" + testutil.FreePort(t),
 		client: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: upLimit}}
-	env = append(env, "SERVING_INFERENCE_ADDRESS="+l.url, "SERVING_SOCKET_DIR="+shortTempDir(t))
+	env = append(env, "SERVING_INFERENCE_ADDRESS="+l.url, "SERVING_SOCKET_DIR="+testutil.ShortDir(t))
 	l.cmd = exec.Command("sh", script, "serve")
 	l.cmd.Env, l.cmd.Dir = s.environ(env), s.base
 	l.cmd.Stdout, l.cmd.Stderr = l.out, l.out
@@ -235,74 +233,4 @@ func topLabel(t *testing.T, body []byte) string {
 		t.Fatalf("answer %s: %v", body, err)
 	}
 	return ranked[0].Label
-}
-
-// copyModel copies the top-level files of the example model to dst.
-func copyModel(t *testing.T, dst string) {
-	t.Helper()
-	entries, err := os.ReadDir(exampleModel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if !e.Type().IsRegular() {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(exampleModel, e.Name()))
-		if err == nil {
-			err = os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	return port
-}
-
-// shortTempDir is a temp folder with a path short enough for Unix sockets.
-func shortTempDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "sy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	return dir
-}
-
-// processGone reports whether pid no longer exists.
-func processGone(pid int) bool {
-	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
-}
-
-// lockedBuffer collects a process's output from its copy goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

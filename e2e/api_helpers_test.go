@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchyard/switchyard/internal/testutil"
 )
 
 // probeSource is the handler the API tests copy into their model folders.
@@ -160,18 +162,6 @@ func collect(t testing.TB, ch <-chan reply, n int) []reply {
 	return got
 }
 
-// eventually polls cond until it holds, failing the test after waitLimit.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, waitLimit)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // seen returns the tags the probe in dir has recorded, in order.
 func seen(dir string) []string {
 	b, err := os.ReadFile(filepath.Join(dir, "seen.log"))
@@ -184,13 +174,13 @@ func seen(dir string) []string {
 // waitSeen waits until the probe in dir has recorded tag.
 func waitSeen(t testing.TB, dir, tag string) {
 	t.Helper()
-	eventually(t, "probe records "+tag, func() bool { return slices.Contains(seen(dir), tag) })
+	testutil.WaitFor(t, waitLimit, "probe records "+tag, func() bool { return slices.Contains(seen(dir), tag) })
 }
 
 // waitQueued waits until model's queue holds n requests.
 func waitQueued(t testing.TB, s *Server, model string, n int) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("%d requests queued for %s", n, model), func() bool {
+	testutil.WaitFor(t, waitLimit, fmt.Sprintf("%d requests queued for %s", n, model), func() bool {
 		return s.Describe(model).RequestInQueue == n
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/internal/testutil"
 )
 
 // manageCase is one management call and the answer it must get.
@@ -116,10 +117,10 @@ func scaleDown(t *testing.T, s *Server, c *http.Client) {
 	if r.code != http.StatusOK {
 		t.Fatalf("scale down: %d %s", r.code, r.body)
 	}
-	eventually(t, "reg is down to one worker", func() bool { return len(s.WorkerPIDs("reg")) == 1 })
+	testutil.WaitFor(t, waitLimit, "reg is down to one worker", func() bool { return len(s.WorkerPIDs("reg")) == 1 })
 	for _, pid := range before {
 		if !slices.Contains(s.WorkerPIDs("reg"), pid) {
-			eventually(t, "the surplus worker's process exits", func() bool { return processGone(pid) })
+			testutil.WaitFor(t, waitLimit, "the surplus worker's process exits", func() bool { return testutil.ProcessGone(pid) })
 		}
 	}
 }
@@ -153,7 +154,7 @@ func unregisterQueued(t *testing.T, s *Server, c *http.Client, dir string) {
 		t.Error("the request queued at unregister reached the worker")
 	}
 	for _, pid := range pids {
-		eventually(t, "reg's worker exits", func() bool { return processGone(pid) })
+		testutil.WaitFor(t, waitLimit, "reg's worker exits", func() bool { return testutil.ProcessGone(pid) })
 	}
 	if strings.Contains(s.scrape(), `model="reg"`) {
 		t.Error("reg's series are still in /metrics after unregister")

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/internal/testutil"
 )
 
 // promtool is Debian's (package prometheus); the metrics test is skipped
@@ -52,7 +53,7 @@ func TestAPIMetrics(t *testing.T) {
 		t.Fatalf("request after the restart: %v", err)
 	}
 	// The worker turns READY again just after its answer has gone out.
-	eventually(t, "the worker is idle", func() bool {
+	testutil.WaitFor(t, waitLimit, "the worker is idle", func() bool {
 		ws := s.Describe("m").WorkerGroups[0].Workers
 		return len(ws) == 1 && ws[0].Status == "READY"
 	})
@@ -112,7 +113,7 @@ func restartWorker(t *testing.T, s *Server, model string) {
 	if err := syscall.Kill(old[0], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the worker is restarted", func() bool {
+	testutil.WaitFor(t, waitLimit, "the worker is restarted", func() bool {
 		ws := s.Describe(model).WorkerGroups[0].Workers
 		return len(ws) == 1 && ws[0].Status == "READY" && ws[0].PID != 0 && !slices.Contains(old, ws[0].PID)
 	})

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/internal/testutil"
 )
 
 // faultWait bounds the waits of the fault tests for a state the server must
@@ -90,33 +91,6 @@ func faultModel(t testing.TB, store, name string, props []string, markers map[st
 		files[k] = v
 	}
 	return WriteModel(t, store, name, files)
-}
-
-// waitFor polls cond every 50 ms until it holds and returns how long that
-// took; the test fails after limit.
-func waitFor(t testing.TB, limit time.Duration, what string, cond func() bool) time.Duration {
-	t.Helper()
-	began := time.Now()
-	for !cond() {
-		if time.Since(began) > limit {
-			t.Fatalf("%s: not within %v", what, limit)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return time.Since(began)
-}
-
-// poll checks cond every 50 ms until it holds or limit has passed, and
-// reports whether it held.
-func poll(limit time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return true
 }
 
 // outcome is what one client request got.
@@ -280,7 +254,7 @@ func sockets(t testing.TB, dir string) []string {
 // allGone reports whether every process of pids is gone.
 func allGone(pids []int) bool {
 	for _, p := range pids {
-		if !processGone(p) {
+		if !testutil.ProcessGone(p) {
 			return false
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/internal/testutil"
 )
 
 // clientTimeout is every fault test request's own timeout: no answer may
@@ -43,7 +44,7 @@ func TestFaultsWorkerKilledUnderLoad(t *testing.T) {
 		}, "X-Sleep", "0.05")
 	}()
 	at := <-killed
-	back := poll(30*time.Second, func() bool {
+	back := testutil.Poll(30*time.Second, func() bool {
 		pids := s.live("victim")
 		return len(pids) == 2 && !slices.Contains(pids, victim)
 	})
@@ -101,7 +102,7 @@ func TestFaultsPredictTimeout(t *testing.T) {
 	if next.code != http.StatusOK || next.pid == "" || next.pid == strconv.Itoa(old) {
 		t.Errorf("next request: %+v", next)
 	}
-	waitFor(t, 10*time.Second, "timed-out worker gone", func() bool { return processGone(old) })
+	testutil.WaitFor(t, 10*time.Second, "timed-out worker gone", func() bool { return testutil.ProcessGone(old) })
 }
 
 // TestFaultsImportError serves a model whose model.py raises at import next
@@ -118,7 +119,7 @@ func TestFaultsImportError(t *testing.T) {
 	s.WaitStatus(faultWait, api.StatusHealthy, "healthy")
 	c := &http.Client{}
 	var during []outcome
-	waitFor(t, faultWait, "broken FAILED", func() bool {
+	testutil.WaitFor(t, faultWait, "broken FAILED", func() bool {
 		during = append(during, invoke(c, s, "healthy", clientTimeout))
 		return s.Describe("broken").Status == api.StatusFailed
 	})
@@ -213,7 +214,7 @@ func TestFaultsQueueDeadlineHeader(t *testing.T) {
 	s.WaitStatus(faultWait, api.StatusHealthy, "queued")
 	result := make(chan []outcome, 1)
 	go func() { result <- load(s, "queued", 1, 1, clientTimeout, nil, "X-Sleep", "3") }()
-	waitFor(t, 30*time.Second, "the worker busy", func() bool { return busyWorkers(s.Describe("queued")) == 1 })
+	testutil.WaitFor(t, 30*time.Second, "the worker busy", func() bool { return busyWorkers(s.Describe("queued")) == 1 })
 	late := invoke(&http.Client{}, s, "queued", clientTimeout, "X-Request-Timeout-Ms", "300")
 	t.Logf("request with X-Request-Timeout-Ms: 300 behind a 3 s one: %d %q after %v", late.code, late.message, late.took.Round(time.Millisecond))
 	select {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/internal/testutil"
 )
 
 // Files the worker-side tests provide: a fake vllm with vLLM's async
@@ -74,7 +75,7 @@ func TestGenerativeBackends(t *testing.T) {
 	want := backendModels(t, store)
 	// A fresh cache, so that pip really runs instead of finding an earlier
 	// run's install.
-	s := StartServer(t, Options{Store: store, Env: []string{"SWITCHYARD_CACHE_DIR=" + shortTempDir(t)}})
+	s := StartServer(t, Options{Store: store, Env: []string{"SWITCHYARD_CACHE_DIR=" + testutil.ShortDir(t)}})
 	for name, status := range want {
 		s.WaitStatus(loadLimit, status, name)
 	}

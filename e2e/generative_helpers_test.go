@@ -6,15 +6,14 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"io/fs"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/internal/testutil"
 )
 
 // chatExample is the toy chat model shipped with the repository.
@@ -24,34 +23,6 @@ const chatExample = "../examples/models/chat"
 // a few seconds, pip installs take longer, and the machine is shared.
 const loadLimit = 2 * time.Minute
 
-// copyModel copies the model folder src into dir as name (without Python
-// caches) and returns the copy's path.
-func copyModel(t testing.TB, src, dir, name string) string {
-	t.Helper()
-	dst := filepath.Join(dir, name)
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		if d.IsDir() && d.Name() == "__pycache__" {
-			return filepath.SkipDir
-		}
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatalf("copy %s: %v", src, err)
-	}
-	return dst
-}
-
 // startChat starts a server whose store holds the chat example under the
 // name model (plus any extra folders written by more), and waits until
 // every model is Healthy.
@@ -59,7 +30,7 @@ func startChat(t *testing.T, model string, more func(store string) []string) *Se
 	t.Helper()
 	needE2E(t)
 	store := t.TempDir()
-	copyModel(t, chatExample, store, model)
+	testutil.CopyDir(t, chatExample, filepath.Join(store, model))
 	names := []string{model}
 	if more != nil {
 		names = append(names, more(store)...)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/internal/testutil"
 )
 
 // The abuse cases of the hardening issue, against a real server with real
@@ -97,7 +98,7 @@ func TestHardening(t *testing.T) {
 		if r.code != http.StatusAccepted {
 			t.Fatalf("scale: %d %s", r.code, r.body)
 		}
-		eventually(t, "echo has 2 workers", func() bool { return len(s.WorkerPIDs("echo")) == 2 })
+		testutil.WaitFor(t, waitLimit, "echo has 2 workers", func() bool { return len(s.WorkerPIDs("echo")) == 2 })
 	})
 	t.Run("hostile properties files", func(t *testing.T) { hostileFiles(t, s, c) })
 	t.Run("failed synchronous registration leaves nothing", func(t *testing.T) { failedRegistration(t, s, c) })

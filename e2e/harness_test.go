@@ -6,19 +6,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/internal/testutil"
 )
 
 // python is the interpreter the workers run: Debian's, which sees
@@ -88,7 +87,7 @@ type Server struct {
 	Inference  string // base URL, http://127.0.0.1:port
 	Management string
 	SocketDir  string
-	log        *syncBuffer
+	log        *testutil.Buffer
 	exited     chan struct{}
 	waitErr    error
 }
@@ -97,8 +96,8 @@ type Server struct {
 func StartServer(t testing.TB, o Options) *Server {
 	t.Helper()
 	needE2E(t)
-	s := &Server{t: t, log: &syncBuffer{}, exited: make(chan struct{})}
-	s.SocketDir = shortTempDir(t)
+	s := &Server{t: t, log: &testutil.Buffer{}, exited: make(chan struct{})}
+	s.SocketDir = testutil.ShortDir(t)
 	conf := s.writeConfig(o)
 	s.cmd = exec.Command(binary, "serve", "--config", conf)
 	s.cmd.Env = append(os.Environ(), o.Env...)
@@ -113,10 +112,10 @@ func StartServer(t testing.TB, o Options) *Server {
 }
 
 func (s *Server) writeConfig(o Options) string {
-	inf := "127.0.0.1:" + freePort(s.t)
+	inf := "127.0.0.1:" + testutil.FreePort(s.t)
 	mgmt := inf
 	if !o.Shared {
-		mgmt = "127.0.0.1:" + freePort(s.t)
+		mgmt = "127.0.0.1:" + testutil.FreePort(s.t)
 	}
 	s.Inference, s.Management = "http://"+inf, "http://"+mgmt
 	store := o.Store
@@ -299,52 +298,4 @@ func WriteModel(t testing.TB, dir, name string, files map[string]string) string 
 		}
 	}
 	return path
-}
-
-// shortTempDir returns a temp folder with a short path: Unix socket paths
-// are limited to about 100 bytes, and t.TempDir's are long.
-func shortTempDir(t testing.TB) string {
-	dir, err := os.MkdirTemp("", "sy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
-func freePort(t testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
-}
-
-// processGone reports whether no process with pid exists (or it is a zombie).
-func processGone(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	fields := strings.Fields(string(b))
-	return len(fields) > 2 && fields[2] == "Z"
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers and readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/internal/testutil"
 )
 
 // TestHealthEndpoints walks /ping, /v2/health/live and /v2/health/ready
@@ -33,7 +34,7 @@ func TestHealthEndpoints(t *testing.T) {
 	if code, body := s.Do(http.MethodPut, s.Management+"/models/single?min_worker=2&synchronous=false", "", nil); code != http.StatusAccepted {
 		t.Fatalf("scale single: %d %s", code, body)
 	}
-	waitFor(t, faultWait, "a second worker of single failing", func() bool {
+	testutil.WaitFor(t, faultWait, "a second worker of single failing", func() bool {
 		return strings.Contains(s.Log(), `"msg":"worker failed to start","model":"single"`)
 	})
 	checkHealth(t, s, "one below its minimum", http.StatusServiceUnavailable, http.StatusServiceUnavailable,
@@ -91,12 +92,12 @@ func TestHealthWorkerDeath(t *testing.T) {
 	if out.code != http.StatusServiceUnavailable || !strings.Contains(out.message, "exit status 3") {
 		t.Errorf("the request on the dying worker: %+v, want 503 naming exit status 3", out)
 	}
-	unhealthy := poll(10*time.Second, func() bool {
+	unhealthy := testutil.Poll(10*time.Second, func() bool {
 		code, ping := s.ping(t)
 		time.Sleep(healthPoll)
 		return ping["mortal"].Status == api.StatusUnhealthy && code == http.StatusServiceUnavailable
 	})
-	healthy := poll(faultWait, func() bool {
+	healthy := testutil.Poll(faultWait, func() bool {
 		_, ping := s.ping(t)
 		time.Sleep(healthPoll)
 		return ping["mortal"].Status == api.StatusHealthy && len(s.live("mortal")) == 1

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/internal/testutil"
 )
 
 // TestShutdownUnderLoad sends SIGTERM while one request runs and six wait
@@ -23,7 +24,7 @@ func TestShutdownUnderLoad(t *testing.T) {
 	pids := s.live("steady")
 	result := make(chan []outcome, 1)
 	go func() { result <- load(s, "steady", 7, 7, time.Minute, nil, "X-Sleep", "1") }()
-	waitFor(t, 30*time.Second, "one running and six queued", func() bool {
+	testutil.WaitFor(t, 30*time.Second, "one running and six queued", func() bool {
 		rec := s.Describe("steady")
 		return busyWorkers(rec) == 1 && rec.RequestInQueue == 6
 	})
@@ -65,7 +66,7 @@ func busyWorkers(rec api.ModelRecord) int {
 func checkNothingLeft(t *testing.T, s *Server, pids []int) {
 	t.Helper()
 	for _, p := range pids {
-		if !processGone(p) {
+		if !testutil.ProcessGone(p) {
 			t.Errorf("worker %d survived the server", p)
 		}
 	}
@@ -87,7 +88,7 @@ func TestShutdownGraceEnds(t *testing.T) {
 	pids := s.live("endless")
 	result := make(chan []outcome, 1)
 	go func() { result <- load(s, "endless", 2, 2, clientTimeout, nil, "X-Sleep", "120") }()
-	waitFor(t, 30*time.Second, "one request running, one queued", func() bool {
+	testutil.WaitFor(t, 30*time.Second, "one request running, one queued", func() bool {
 		rec := s.Describe("endless")
 		return busyWorkers(rec) == 1 && rec.RequestInQueue == 1
 	})
@@ -120,13 +121,13 @@ func TestShutdownServerKilled(t *testing.T) {
 	store := t.TempDir()
 	faultModel(t, store, "one", nil, nil)
 	faultModel(t, store, "two", []string{"minWorkers=2", "maxWorkers=2"}, nil)
-	sockDir := shortTempDir(t)
+	sockDir := testutil.ShortDir(t)
 	s := StartServer(t, Options{Store: store, Config: map[string]string{"socket_dir": sockDir}})
 	s.WaitStatus(faultWait, api.StatusHealthy, "one", "two")
 	pids := append(s.live("one"), s.live("two")...)
 	began := time.Now()
 	s.Signal(syscall.SIGKILL)
-	gone := poll(10*time.Second, func() bool { return allGone(pids) })
+	gone := testutil.Poll(10*time.Second, func() bool { return allGone(pids) })
 	took := time.Since(began)
 	left := sockets(t, sockDir)
 	t.Logf("SIGKILL of the server: its %d workers gone after %v; %d socket files left behind", len(pids), took.Round(time.Millisecond), len(left))
@@ -156,13 +157,13 @@ func TestShutdownSecondSignal(t *testing.T) {
 	pids := s.live("patient")
 	result := make(chan []outcome, 1)
 	go func() { result <- load(s, "patient", 1, 1, clientTimeout, nil, "X-Sleep", "120") }()
-	waitFor(t, 30*time.Second, "the request running", func() bool { return busyWorkers(s.Describe("patient")) == 1 })
+	testutil.WaitFor(t, 30*time.Second, "the request running", func() bool { return busyWorkers(s.Describe("patient")) == 1 })
 	s.Signal(syscall.SIGTERM)
-	waitFor(t, 10*time.Second, "shutdown begun", func() bool { return strings.Contains(s.Log(), `"msg":"shutting down"`) })
+	testutil.WaitFor(t, 10*time.Second, "shutdown begun", func() bool { return strings.Contains(s.Log(), `"msg":"shutting down"`) })
 	began := time.Now()
 	s.Signal(syscall.SIGTERM)
 	exited := s.Wait(10 * time.Second)
-	gone := poll(10*time.Second, func() bool { return allGone(pids) })
+	gone := testutil.Poll(10*time.Second, func() bool { return allGone(pids) })
 	t.Logf("second SIGTERM during a 30 s grace period: exited %v after %v, workers gone %v", exited, time.Since(began).Round(time.Millisecond), gone)
 	if !exited || !gone {
 		t.Errorf("after the second signal: exited %v, workers gone %v", exited, gone)

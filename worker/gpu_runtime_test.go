@@ -19,6 +19,7 @@ import (
 
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/gpu/gputest"
+	"github.com/switchyard/switchyard/internal/testutil"
 	"github.com/switchyard/switchyard/properties"
 )
 
@@ -94,7 +95,7 @@ func TestGPUDownAndBack(t *testing.T) {
 		lib.FailDevice(1, nvml.ERROR_GPU_IS_LOST)
 		reg.world.runner(groupOf(t, rec, 1).Workers[0].PID).crash()
 		tr := reg
-		eventuallyTrue(t, "gpu 1 down, model Healthy", func() bool {
+		testutil.WaitFor(t, waitLimit, "gpu 1 down, model Healthy", func() bool {
 			rec, _ := reg.Describe("m")
 			g := groupOf(t, rec, 1)
 			return rec.Status == api.StatusHealthy && strings.Contains(g.DeviceError, "ERROR_GPU_IS_LOST") && len(g.Workers) == 1 &&
@@ -104,7 +105,7 @@ func TestGPUDownAndBack(t *testing.T) {
 			t.Errorf("gpu 0 does not serve: %v", err)
 		}
 		lib.FailDevice(1, nvml.SUCCESS)
-		eventuallyTrue(t, "gpu 1 back with a READY worker", func() bool {
+		testutil.WaitFor(t, waitLimit, "gpu 1 back with a READY worker", func() bool {
 			rec, _ := reg.Describe("m")
 			g := groupOf(t, rec, 1)
 			return g.DeviceError == "" && countReady(g.Workers) == 1

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/switchyard/switchyard/gpu"
+	"github.com/switchyard/switchyard/internal/testutil"
 )
 
 func TestWorkerMemory(t *testing.T) {
@@ -85,7 +86,7 @@ func TestProcTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	kids := func() []int { return childrenByParent("/proc")(cmd.Process.Pid) }
-	eventuallyTrue(t, "two children", func() bool { return len(kids()) == 2 })
+	testutil.WaitFor(t, waitLimit, "two children", func() bool { return len(kids()) == 2 })
 	for name, tree := range map[string]procTree{"default": {kids: readProcTree("/proc")}, "by parent": {kids: childrenByParent("/proc")}} {
 		got := tree.of(cmd.Process.Pid)
 		want := append([]int{cmd.Process.Pid}, kids()...)

@@ -10,8 +10,27 @@ import (
 
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/internal/testutil"
 	"github.com/switchyard/switchyard/properties"
 )
+
+// deathCase is a way for a model's only worker to die: the request it
+// holds, if any (its actions are the probe model's and the fake's), and
+// whether it is killed from outside.
+type deathCase struct {
+	name string
+	job  *batching.Job // the request the worker holds, if any
+	kill bool          // SIGKILL the worker
+	want string        // in the held request's error
+}
+
+func deathCases() []deathCase {
+	return []deathCase{
+		{"exits", newJob("doomed", "action", "crash"), false, "exit status 3"},
+		{"SIGKILL busy", newJob("doomed", "action", "sleep", "seconds", "600"), true, "signal: killed"},
+		{"SIGKILL idle", nil, true, ""},
+	}
+}
 
 // TestRegistryWorkerDies kills the only worker of a model: from inside
 // while it holds a request (exit status 3), with SIGKILL while it holds one,
@@ -22,23 +41,13 @@ func TestRegistryWorkerDies(t *testing.T) {
 	r := newTestRegistry(t)
 	r.probe(t, "fragile", []string{"minWorkers=1", "maxWorkers=1"})
 	r.mustRegister(t, "fragile")
-	tests := []struct {
-		name string
-		job  *batching.Job // the request the worker holds, if any
-		kill bool          // SIGKILL the worker
-		want string        // in the held request's error
-	}{
-		{"exits", newJob("doomed", "action", "crash"), false, "exit status 3"},
-		{"SIGKILL busy", newJob("doomed", "action", "sleep", "seconds", "600"), true, "signal: killed"},
-		{"SIGKILL idle", nil, true, ""},
-	}
-	for _, tt := range tests {
+	for _, tt := range deathCases() {
 		t.Run(tt.name, func(t *testing.T) {
-			eventuallyTrue(t, "worker ready", func() bool { return count(r.workersOf(t, "fragile"), workerReady, nil) == 1 })
+			testutil.WaitFor(t, waitLimit, "worker ready", func() bool { return count(r.workersOf(t, "fragile"), workerReady, nil) == 1 })
 			before := r.workersOf(t, "fragile")[0].PID
 			if tt.job != nil {
 				r.submit(t, "fragile", tt.job)
-				eventuallyTrue(t, "worker busy or gone", func() bool { return count(r.workersOf(t, "fragile"), workerReady, nil) == 0 })
+				testutil.WaitFor(t, waitLimit, "worker busy or gone", func() bool { return count(r.workersOf(t, "fragile"), workerReady, nil) == 0 })
 			}
 			if tt.kill {
 				if err := syscall.Kill(before, syscall.SIGKILL); err != nil {
@@ -52,7 +61,7 @@ func TestRegistryWorkerDies(t *testing.T) {
 				}
 			}
 			died := time.Now()
-			eventuallyTrue(t, "old worker gone", func() bool { return gone(before) })
+			testutil.WaitFor(t, waitLimit, "old worker gone", func() bool { return testutil.ProcessGone(before) })
 			resp, err := r.call(t, "fragile", newJob("next"))
 			if err != nil {
 				t.Fatalf("request after the death: %v", err)
@@ -98,7 +107,7 @@ func TestRegistryFailedAfterRetries(t *testing.T) {
 	if _, err := r.call(t, "healthy", newJob("still here")); err != nil {
 		t.Errorf("the healthy model: %v", err)
 	}
-	eventuallyTrue(t, "no worker left", func() bool { return len(r.workersOf(t, "broken")) == 0 })
+	testutil.WaitFor(t, waitLimit, "no worker left", func() bool { return len(r.workersOf(t, "broken")) == 0 })
 	logged := r.logs.FilterMessageSnippet("model FAILED").All()
 	if len(logged) != 1 || logged[0].ContextMap()["model"] != "broken" || !strings.Contains(fmt.Sprint(logged[0].ContextMap()["error"]), "BROKEN") {
 		t.Errorf("the FAILED model is logged as %+v", logged)

@@ -18,6 +18,7 @@ import (
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/batching"
 	"github.com/switchyard/switchyard/gpu"
+	"github.com/switchyard/switchyard/internal/testutil"
 	"github.com/switchyard/switchyard/properties"
 	"github.com/switchyard/switchyard/worker/process"
 )
@@ -39,12 +40,7 @@ type testRegistry struct {
 // ends.
 func newTestRegistry(t *testing.T, change ...func(*properties.Server)) *testRegistry {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test with Python")
-	}
-	if _, err := os.Stat(systemPython); err != nil {
-		t.Skip(systemPython + " is not installed")
-	}
+	testutil.NeedPython(t)
 	return newBareRegistry(t, change...)
 }
 
@@ -54,8 +50,8 @@ func newTestRegistry(t *testing.T, change ...func(*properties.Server)) *testRegi
 func newBareRegistry(t *testing.T, change ...func(*properties.Server)) *testRegistry {
 	t.Helper()
 	srv := properties.DefaultServer()
-	srv.PythonExecutable = systemPython
-	srv.SocketDir = shortDir(t)
+	srv.PythonExecutable = testutil.SystemPython
+	srv.SocketDir = testutil.ShortDir(t)
 	srv.ModelStore = t.TempDir()
 	srv.AllowedModelRoots = []string{srv.ModelStore}
 	for _, c := range change {
@@ -63,7 +59,7 @@ func newBareRegistry(t *testing.T, change ...func(*properties.Server)) *testRegi
 	}
 	core, logs := observer.New(zap.InfoLevel)
 	tee := zapcore.NewTee(core, zaptest.NewLogger(t, zaptest.Level(zap.ErrorLevel)).Core())
-	rt := unpackRuntime(t)
+	rt := testutil.UnpackRuntime(t)
 	reg, err := NewRegistry(Config{Server: srv, Engine: rt.Engine, PythonPath: []string{rt.PythonPath},
 		GPU: gpu.CPUOnly(), Logger: zap.New(tee)})
 	if err != nil {
@@ -120,7 +116,7 @@ func (r *testRegistry) loadStartup(t *testing.T, name string) {
 	if err := r.LoadStartup([]properties.ModelRef{{Name: name, Path: dir}}); err != nil {
 		t.Fatal(err)
 	}
-	eventuallyTrue(t, name+" settled", func() bool { return r.status(t, name) != api.StatusPending })
+	testutil.WaitFor(t, waitLimit, name+" settled", func() bool { return r.status(t, name) != api.StatusPending })
 	if st := r.status(t, name); st != api.StatusFailed {
 		t.Fatalf("%s is %s, want %s", name, st, api.StatusFailed)
 	}
@@ -180,19 +176,6 @@ func pidOf(t *testing.T, resp *batching.Response) int {
 		t.Fatalf("answer without x-pid: %+v", resp)
 	}
 	return pid
-}
-
-// eventuallyTrue polls cond until it holds, failing the test after
-// waitLimit.
-func eventuallyTrue(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, waitLimit)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // workersOf returns the worker records of a model's groups.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/internal/testutil"
 )
 
 // busyModel registers a one-worker model and gives it a request that runs
@@ -16,7 +17,7 @@ func busyModel(t *testing.T, r *testRegistry, name, seconds string) (running, qu
 	r.probe(t, name, []string{"minWorkers=1", "maxWorkers=1"})
 	r.mustRegister(t, name)
 	running = r.submit(t, name, newJob("running", "action", "sleep", "seconds", seconds))
-	eventuallyTrue(t, name+" busy", func() bool { return count(r.workersOf(t, name), workerBusy, nil) == 1 })
+	testutil.WaitFor(t, waitLimit, name+" busy", func() bool { return count(r.workersOf(t, name), workerBusy, nil) == 1 })
 	queued = r.submit(t, name, newJob("queued"))
 	return running, queued, r.workersOf(t, name)[0].PID
 }
@@ -39,7 +40,7 @@ func TestRegistryShutdown(t *testing.T) {
 	began := time.Now()
 	done := make(chan error, 1)
 	go func() { done <- r.Shutdown(ctx) }()
-	eventuallyTrue(t, "new work refused while draining", func() bool {
+	testutil.WaitFor(t, waitLimit, "new work refused while draining", func() bool {
 		return errors.Is(r.Submit("a", newJob("during")), batching.ErrClosed)
 	})
 	if err := <-done; err != nil {
@@ -53,7 +54,7 @@ func TestRegistryShutdown(t *testing.T) {
 		t.Errorf("queued job: %+v, %s; want it served", resp, errText(err))
 	}
 	for _, p := range pids {
-		if !gone(p) {
+		if !testutil.ProcessGone(p) {
 			t.Errorf("worker %d still runs", p)
 		}
 	}

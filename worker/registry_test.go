@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/internal/testutil"
 )
 
 func TestValidName(t *testing.T) {
@@ -48,7 +49,7 @@ func TestRegistryServesAndDescribes(t *testing.T) {
 	}
 	// The answer can reach the client a moment before the worker marks
 	// itself idle again.
-	eventuallyTrue(t, "worker READY", func() bool { return count(r.workersOf(t, "alpha"), workerReady, nil) == 1 })
+	testutil.WaitFor(t, waitLimit, "worker READY", func() bool { return count(r.workersOf(t, "alpha"), workerReady, nil) == 1 })
 	rec, err := r.Describe("alpha")
 	if err != nil {
 		t.Fatal(err)

@@ -186,17 +186,7 @@ func TestSimAsyncRegistrationDropped(t *testing.T) {
 // it held fails at once naming how the process ended, and a fresh worker
 // takes the next request after the 1 s backoff.
 func TestSimWorkerDies(t *testing.T) {
-	tests := []struct {
-		name string
-		job  *batching.Job // the request the worker holds, if any
-		kill bool          // SIGKILL the worker
-		want string        // in the held request's error
-	}{
-		{"exits", newJob("doomed", "action", "crash"), false, "exit status 3"},
-		{"SIGKILL busy", newJob("doomed", "action", "sleep", "seconds", "600"), true, "signal: killed"},
-		{"SIGKILL idle", nil, true, ""},
-	}
-	for _, tt := range tests {
+	for _, tt := range deathCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			simTest(t, func(t *testing.T, r *testRegistry, w *fakeWorld) {
 				r.model(t, "fragile", "minWorkers=1", "maxWorkers=1")

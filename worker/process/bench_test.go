@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/internal/testutil"
 	"github.com/switchyard/switchyard/worker/wire"
 )
 
@@ -82,7 +83,7 @@ func bareEcho(b *testing.B) net.Conn {
 		b.Fatal(err)
 	}
 	sock := filepath.Join(h.spec.SocketDir, "bare.sock")
-	cmd := exec.Command(systemPython, filepath.Join(h.runtime.Dir, "bench", "bare_echo.py"), "--sock-name", sock)
+	cmd := exec.Command(testutil.SystemPython, filepath.Join(h.runtime.Dir, "bench", "bare_echo.py"), "--sock-name", sock)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		b.Fatal(err)

@@ -151,17 +151,6 @@ func fileGone(path string) bool {
 	return os.IsNotExist(err)
 }
 
-// shortDir returns a temporary folder with a short path: Unix socket paths
-// are limited to about 100 bytes.
-func shortDir(t *testing.T) string {
-	dir, err := os.MkdirTemp("", "sy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
 // predict sends one untracked request and returns the worker's reply. A
 // streamed reply comes back as soon as its header arrives, with the body on
 // Stream. It is bounded as Dispatch is; the tests call the worker through it to

@@ -8,34 +8,27 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/internal/testutil"
 )
-
-const systemPython = "/usr/bin/python3"
 
 // pythonHarness returns a harness whose spec runs the model folder
 // testdata/<model> with the real runtime.
 func pythonHarness(tb testing.TB, model string) *harness {
 	tb.Helper()
-	if testing.Short() {
-		tb.Skip("integration test with Python")
-	}
-	if _, err := os.Stat(systemPython); err != nil {
-		tb.Skip(systemPython + " is not installed")
-	}
+	testutil.NeedPython(tb)
 	h := newHarness(tb)
-	rt := unpackRuntime(tb)
+	rt := testutil.UnpackRuntime(tb)
 	dir, err := filepath.Abs(filepath.Join("testdata", model))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h.spec.Model, h.spec.ModelDir, h.spec.Python, h.spec.Engine = model, dir, systemPython, rt.Engine
+	h.spec.Model, h.spec.ModelDir, h.spec.Python, h.spec.Engine = model, dir, testutil.SystemPython, rt.Engine
 	h.spec.PythonPath, h.spec.Env = []string{rt.PythonPath}, nil
 	h.runtime = rt
 	return h

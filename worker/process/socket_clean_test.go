@@ -4,13 +4,15 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/switchyard/switchyard/internal/testutil"
 )
 
 // TestCleanStaleSockets fills a socket folder the way a crashed front-end
 // leaves it, next to a live worker of another front-end: only the dead
 // sockets go.
 func TestCleanStaleSockets(t *testing.T) {
-	dir := shortDir(t)
+	dir := testutil.ShortDir(t)
 	stale := []string{SocketPath(dir, 19000), SocketPath(dir, 19007)}
 	for _, p := range stale {
 		staleSocket(t, p)
