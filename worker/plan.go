@@ -32,6 +32,8 @@ type action struct {
 	temporary bool   // startWorker, retagWorker: the kind the worker gets
 }
 
+// String describes the action for logs: "start temporary on gpu0",
+// "stop 3", "retag 2 permanent".
 func (a action) String() string {
 	kind := "permanent"
 	if a.temporary {

@@ -90,6 +90,9 @@ func (m *Model) carryOutLocked(v scaleView) {
 	if why != nil {
 		m.reg.log.Debug("no room for a temporary worker", zap.String("model", m.name), zap.Error(why))
 	}
+	if len(acts) > 0 {
+		m.reg.log.Debug("scaling", zap.String("model", m.name), zap.Stringers("actions", acts))
+	}
 	for _, a := range acts {
 		switch a.kind {
 		case startWorker:

@@ -101,9 +101,11 @@ func (p *Process) sent(ctx context.Context, id string, c *call) {
 	if c.finished {
 		return
 	}
-	c.stopTimer = time.AfterFunc(time.Until(c.deadline), func() {
-		p.inBackground(func() { p.cancelIf(id, c, p.trackTimeout(id), true) })
-	}).Stop
+	if !c.settled {
+		c.stopTimer = time.AfterFunc(time.Until(c.deadline), func() {
+			p.inBackground(func() { p.cancelIf(id, c, p.trackTimeout(id), true) })
+		}).Stop
+	}
 	c.stopWatch = context.AfterFunc(ctx, func() {
 		p.inBackground(func() { p.cancelTracked(id, c, ctx.Err()) })
 	})
