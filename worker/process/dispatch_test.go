@@ -139,7 +139,7 @@ func killMidRequest(t *testing.T, h *harness, p *Process, hangLine string) {
 	}
 	err := <-errc
 	t.Logf("failed %v after the kill: %v", time.Since(begin), err)
-	want := fmt.Sprintf("worker %d (pid %d) of model %s exited: signal: killed", p.ID(), p.PID(), h.spec.Model)
+	want := fmt.Sprintf("worker %d (pid %d) of model %s exited: signal: killed", p.id, p.PID(), h.spec.Model)
 	checkErr(t, err, []error{api.ErrWorkerDied}, []string{want})
 	if errors.Is(err, api.ErrPredictTimeout) {
 		t.Error("the death was noticed only at the predict timeout")
@@ -160,7 +160,7 @@ func TestPredictTimeout(t *testing.T) {
 	h.spec.PredictTimeout = 300 * time.Millisecond
 	p := h.start(t)
 	_, err := p.predict(context.Background(), input("", "action", "hang"))
-	checkErr(t, err, []error{api.ErrPredictTimeout}, []string{fmt.Sprintf("worker %d (pid %d) of model echo did not answer within 300ms", p.ID(), p.PID())})
+	checkErr(t, err, []error{api.ErrPredictTimeout}, []string{fmt.Sprintf("worker %d (pid %d) of model echo did not answer within 300ms", p.id, p.PID())})
 	<-p.Done()
 	checkErr(t, p.Err(), []error{api.ErrWorkerDied}, []string{"signal: killed", "predict timeout"})
 }
@@ -178,7 +178,7 @@ func TestWorkerFailsRequest(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newHarness(t).start(t)
 			_, err := p.predict(context.Background(), input("", tt.props...))
-			checkErr(t, err, []error{api.ErrWorkerDied}, []string{tt.want, fmt.Sprintf("worker %d (pid %d)", p.ID(), p.PID())})
+			checkErr(t, err, []error{api.ErrWorkerDied}, []string{tt.want, fmt.Sprintf("worker %d (pid %d)", p.id, p.PID())})
 			<-p.Done()
 		})
 	}

@@ -113,9 +113,9 @@ func TestLogsForwarded(t *testing.T) {
 			e := entries[0]
 			fields := e.ContextMap()
 			if e.Level != tt.level || fields["stream"] != tt.stream || fields["model"] != "echo" ||
-				fields["worker"] != int64(p.ID()) || fields["pid"] != int64(p.PID()) {
+				fields["worker"] != int64(p.id) || fields["pid"] != int64(p.PID()) {
 				t.Errorf("entry %v %v, want level %v, stream %s, model echo, worker %d, pid %d",
-					e.Level, fields, tt.level, tt.stream, p.ID(), p.PID())
+					e.Level, fields, tt.level, tt.stream, p.id, p.PID())
 			}
 		})
 	}

@@ -125,7 +125,7 @@ func orDefault(d, def time.Duration) time.Duration {
 // Process is one running worker process and its connection.
 type Process struct {
 	spec    Spec
-	id      int
+	id      int // the worker's number, the n of its socket name
 	sock    string
 	handler []batching.Prop // handler=<Spec.Handler>, added to requests that name none
 	log     *zap.Logger
@@ -163,9 +163,6 @@ type Process struct {
 	stopOnce   sync.Once
 	stopErr    error
 }
-
-// ID returns the worker's number, the n of its socket name.
-func (p *Process) ID() int { return p.id }
 
 // PID returns the worker's process id.
 func (p *Process) PID() int { return p.pid }

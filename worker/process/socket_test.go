@@ -66,8 +66,8 @@ func TestLiveSocketSkipped(t *testing.T) {
 	held := SocketPath(h.spec.SocketDir, next)
 	liveSocket(t, held)
 	p := h.start(t)
-	if p.ID() != next+1 {
-		t.Errorf("worker got socket %d, want %d", p.ID(), next+1)
+	if p.id != next+1 {
+		t.Errorf("worker got socket %d, want %d", p.id, next+1)
 	}
 	if fileGone(held) {
 		t.Error("the live socket's file was removed")

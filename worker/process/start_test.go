@@ -95,11 +95,11 @@ func checkEnv(t *testing.T, env []string, key, want string) {
 func TestSocketCounterGrows(t *testing.T) {
 	h := newHarness(t)
 	a, b := h.start(t), h.start(t)
-	if a.ID() < FirstSocketID || b.ID() <= a.ID() {
-		t.Errorf("socket numbers %d then %d: want growing numbers from %d", a.ID(), b.ID(), FirstSocketID)
+	if a.id < FirstSocketID || b.id <= a.id {
+		t.Errorf("socket numbers %d then %d: want growing numbers from %d", a.id, b.id, FirstSocketID)
 	}
 	for _, p := range []*Process{a, b} {
-		if want := SocketPath(h.spec.SocketDir, p.ID()); p.Socket() != want {
+		if want := SocketPath(h.spec.SocketDir, p.id); p.Socket() != want {
 			t.Errorf("socket %s, want %s", p.Socket(), want)
 		}
 	}
@@ -117,8 +117,8 @@ func TestStaleSocketRemoved(t *testing.T) {
 	next := FirstSocketID + int(socketCounter.Load())
 	staleSocket(t, SocketPath(h.spec.SocketDir, next))
 	p := h.start(t)
-	if p.ID() != next {
-		t.Fatalf("worker got socket %d, want the stale one's number %d", p.ID(), next)
+	if p.id != next {
+		t.Fatalf("worker got socket %d, want the stale one's number %d", p.id, next)
 	}
 	if _, err := p.predict(context.Background(), input("x")); err != nil {
 		t.Errorf("worker on a reclaimed socket path: %v", err)

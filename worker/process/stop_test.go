@@ -84,7 +84,7 @@ func TestStopFailsOutstanding(t *testing.T) {
 	if err := p.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprintf("worker %d (pid %d) of model echo: stopped", p.ID(), p.PID())
+	want := fmt.Sprintf("worker %d (pid %d) of model echo: stopped", p.id, p.PID())
 	checkErr(t, <-errc, []error{api.ErrWorkerDied}, []string{want})
 	_, err = readAll(t, stream.Stream)
 	checkErr(t, err, []error{api.ErrWorkerDied}, []string{want})

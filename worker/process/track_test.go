@@ -176,7 +176,7 @@ func TestTrackWorkerDies(t *testing.T) {
 	}()
 	<-held
 	_, _ = p.predict(context.Background(), input("", "action", "exit", "code", "7"))
-	want := fmt.Sprintf("worker %d (pid %d) of model echo exited: exit status 7", p.ID(), p.PID())
+	want := fmt.Sprintf("worker %d (pid %d) of model echo exited: exit status 7", p.id, p.PID())
 	checkErr(t, <-errc, []error{api.ErrWorkerDied}, []string{want})
 	_, err = readAll(t, open.Stream)
 	checkErr(t, err, []error{api.ErrWorkerDied}, []string{want})
