@@ -61,7 +61,13 @@ func TestRegistryWorkerDies(t *testing.T) {
 				}
 			}
 			died := time.Now()
-			testutil.WaitFor(t, waitLimit, "old worker gone", func() bool { return testutil.ProcessGone(before) })
+			testutil.WaitFor(t, waitLimit, "the registry saw the death", func() bool {
+				ws := r.workersOf(t, "fragile")
+				return len(ws) == 0 || ws[0].PID != before
+			})
+			if !testutil.ProcessGone(before) {
+				t.Errorf("worker %d still runs", before)
+			}
 			resp, err := r.call(t, "fragile", newJob("next"))
 			if err != nil {
 				t.Fatalf("request after the death: %v", err)
