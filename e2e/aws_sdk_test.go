@@ -25,6 +25,7 @@ import (
 	smtypes "github.com/aws/aws-sdk-go-v2/service/sagemakerruntime/types"
 
 	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/internal/testutil"
 )
 
 // The AWS runtime APIs with the real SDKs, untouched but for their
@@ -72,9 +73,9 @@ func startAWSModels(t *testing.T) (*Server, string) {
 	t.Helper()
 	needE2E(t)
 	store := t.TempDir()
-	copyModel(t, langidExample, store, "langid")
-	copyModel(t, chatExample, store, "chat")
-	copyModel(t, toolFixture, store, "toolcaller")
+	testutil.CopyDir(t, langidExample, filepath.Join(store, "langid"))
+	testutil.CopyDir(t, chatExample, filepath.Join(store, "chat"))
+	testutil.CopyDir(t, toolFixture, filepath.Join(store, "toolcaller"))
 	gate := WriteModel(t, store, "gate", map[string]string{
 		"model.py": gateModel, "serving.properties": "engine=Python\noption.rolling_batch=scheduler\n",
 	})

@@ -51,6 +51,11 @@ func newFakeRunner(spec process.Spec, pid int, rolling string) *fakeRunner {
 	}
 	r := &fakeRunner{spec: spec, pid: pid, started: time.Now(), exited: make(chan struct{}), slot: make(chan struct{}, 1),
 		idle: make(chan struct{}), tracked: map[string]bool{}, init: []batching.Prop{{Key: "rolling_batch", Value: rolling}}}
+	for _, p := range spec.InitProps { // option.declare_<key>=<value>: what a handler declares, as the probe model does
+		if key, ok := strings.CutPrefix(p.Key, "declare_"); ok {
+			r.init = append(r.init, batching.Prop{Key: key, Value: p.Value})
+		}
+	}
 	close(r.idle)
 	return r
 }

@@ -32,29 +32,29 @@ func TestGenerationOf(t *testing.T) {
 	}
 }
 
-// TestRegistryGeneration loads a real worker that declares capabilities in
-// its initialization reply: describe shows them and Generation returns them.
+// TestRegistryGeneration loads a worker that declares capabilities in its
+// initialization reply: describe shows them and Generation returns them.
 func TestRegistryGeneration(t *testing.T) {
-	r := newTestRegistry(t)
-	r.probe(t, "gen", []string{"minWorkers=1", "maxWorkers=1", "option.declare_context_length=128",
-		"option.declare_supports_tools=true"})
-	r.probe(t, "plain", []string{"minWorkers=1", "maxWorkers=1"})
-	r.mustRegister(t, "gen")
-	r.mustRegister(t, "plain")
-	want := api.Generation{ContextLength: 128, SupportsTools: true, MaxChoices: 1}
-	if got, err := r.Generation("gen"); err != nil || got != want {
-		t.Errorf("Generation(gen) = %+v, %v; want %+v", got, err, want)
-	}
-	if rec, _ := r.Describe("gen"); rec.Generation == nil || *rec.Generation != want {
-		t.Errorf("describe generation = %+v, want %+v", rec.Generation, want)
-	}
-	if got, err := r.Generation("plain"); err != nil || got != (api.Generation{}) || got.Choices() != 1 {
-		t.Errorf("Generation(plain) = %+v, %v; want the zero value", got, err)
-	}
-	if rec, _ := r.Describe("plain"); rec.Generation != nil {
-		t.Errorf("describe of a model that declared nothing has generation %+v", rec.Generation)
-	}
-	if _, err := r.Generation("nope"); !errors.Is(err, api.ErrModelNotFound) {
-		t.Errorf("Generation(nope) = %v", err)
-	}
+	simTest(t, func(t *testing.T, r *testRegistry, w *fakeWorld) {
+		r.model(t, "gen", "minWorkers=1", "maxWorkers=1", "option.declare_context_length=128", "option.declare_supports_tools=true")
+		r.model(t, "plain", "minWorkers=1", "maxWorkers=1")
+		r.mustRegister(t, "gen")
+		r.mustRegister(t, "plain")
+		want := api.Generation{ContextLength: 128, SupportsTools: true, MaxChoices: 1}
+		if got, err := r.Generation("gen"); err != nil || got != want {
+			t.Errorf("Generation(gen) = %+v, %v; want %+v", got, err, want)
+		}
+		if rec, _ := r.Describe("gen"); rec.Generation == nil || *rec.Generation != want {
+			t.Errorf("describe generation = %+v, want %+v", rec.Generation, want)
+		}
+		if got, err := r.Generation("plain"); err != nil || got != (api.Generation{}) || got.Choices() != 1 {
+			t.Errorf("Generation(plain) = %+v, %v; want the zero value", got, err)
+		}
+		if rec, _ := r.Describe("plain"); rec.Generation != nil {
+			t.Errorf("describe of a model that declared nothing has generation %+v", rec.Generation)
+		}
+		if _, err := r.Generation("nope"); !errors.Is(err, api.ErrModelNotFound) {
+			t.Errorf("Generation(nope) = %v", err)
+		}
+	})
 }

@@ -40,7 +40,7 @@ func TestValidName(t *testing.T) {
 
 func TestRegistryServesAndDescribes(t *testing.T) {
 	r := newTestRegistry(t)
-	dir := r.probe(t, "alpha", []string{"minWorkers=1", "maxWorkers=2", "max_idle_time=7"})
+	dir := r.probe(t, "alpha", []string{"minWorkers=1", "maxWorkers=2", "max_idle_time=7", "option.declare_context_length=128"})
 	r.mustRegister(t, "alpha")
 
 	resp, err := r.call(t, "alpha", newJob("hello"))
@@ -56,6 +56,9 @@ func TestRegistryServesAndDescribes(t *testing.T) {
 	}
 	if rec.ModelName != "alpha" || rec.ModelURL != dir || rec.Status != api.StatusHealthy || rec.MaxIdleSeconds != 7 || rec.LastError != "" {
 		t.Errorf("record = %+v", rec)
+	}
+	if g := rec.Generation; g == nil || g.ContextLength != 128 {
+		t.Errorf("generation = %+v, want what the handler declared in its initialization reply", g)
 	}
 	if len(rec.WorkerGroups) != 1 {
 		t.Fatalf("groups = %+v", rec.WorkerGroups)
