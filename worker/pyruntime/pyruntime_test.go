@@ -117,7 +117,8 @@ func TestUnpackLayout(t *testing.T) {
 	}
 	files := readTree(t, rt.Dir)
 	for _, p := range []string{"switchyard_engine.py", "switchyard_runtime/__init__.py",
-		"switchyard_runtime/handlers/__init__.py", "shim/djl_python/__init__.py",
+		"switchyard_runtime/wire/__init__.py", "switchyard_runtime/djl/__init__.py",
+		"switchyard_runtime/generative/__init__.py", "shim/djl_python/__init__.py",
 		"shim/djl_python/test_model.py", "bench/bare_echo.py", "bench/noop/model.py", "tests/__init__.py"} {
 		t.Run(p, func(t *testing.T) {
 			if len(files[p]) == 0 {

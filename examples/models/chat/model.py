@@ -23,7 +23,7 @@ answer 400 too.
 import os
 
 try:
-    from switchyard_runtime import generative, genoutput
+    from switchyard_runtime.generative import outputs, schemas
 except ImportError as exc:  # pragma: no cover - depends on how the folder is served
     raise ImportError("this chat model's handler needs switchyard's worker runtime (the package "
                       "switchyard_runtime): serve the folder with switchyard, or put "
@@ -73,9 +73,9 @@ class SequenceEvents(object):
         except StopIteration:
             self.ended = True
             seq = self.seq
-            return genoutput.Done(seq.finish_reason or "error", seq.prompt_tokens, seq.generated_tokens,
+            return outputs.Done(seq.finish_reason or "error", seq.prompt_tokens, seq.generated_tokens,
                                   seq.error, text=seq.text, stop_sequence=seq.stream.matched)
-        return genoutput.Piece(token.id, token.text)
+        return outputs.Piece(token.id, token.text)
 
     def close(self):
         """Cancels the sequence unless its end was read."""
@@ -90,19 +90,19 @@ class ChatModel(object):
     def __init__(self):
         self.engine = None
         self.model_name = None
-        self.default_max = generative.DEFAULT_MAX_TOKENS
-        self.caps = generative.NO_CAPABILITIES
+        self.default_max = schemas.DEFAULT_MAX_TOKENS
+        self.caps = schemas.NO_CAPABILITIES
 
     def initialize(self, props):
         """Starts the engine for the initialization properties."""
         model_dir = os.path.abspath(props.get("model_dir") or os.path.dirname(os.path.abspath(__file__)))
         self.model_name = props.get("model_name") or os.path.basename(model_dir)
-        self.default_max = generative.default_max_tokens(props)
+        self.default_max = schemas.default_max_tokens(props)
         threads = _int_option(props, "threads", min(DEFAULT_THREADS, os.cpu_count() or 1))
         max_batch = _int_option(props, "max_rolling_batch_size", DEFAULT_MAX_BATCH)
         self.engine = chat_engine.Engine(model_dir, device=_device(props), max_batch=max_batch, threads=threads)
-        self.caps = generative.Capabilities(context_length=self.engine.config.n_positions)
-        return genoutput.declare(self.caps)
+        self.caps = schemas.Capabilities(context_length=self.engine.config.n_positions)
+        return outputs.declare(self.caps)
 
     def close(self):
         """Stops the engine (unfinished sequences end as canceled)."""
@@ -121,16 +121,16 @@ class ChatModel(object):
         if not isinstance(started, tuple):
             return started
         req, events = started
-        return genoutput.respond(req, events, self.model_name)
+        return outputs.respond(req, events, self.model_name)
 
     def start(self, inputs, whole=False):
         """Submits one request; returns (request, events), or the 400 Output for a bad body."""
         try:
-            req = generative.parse_input(inputs, "scheduler", self.default_max, self.caps)
+            req = schemas.parse_input(inputs, "scheduler", self.default_max, self.caps)
             ids = self.prompt_ids(req)
-            generative.fit_context(req, len(ids), self.caps.context_length)
-        except generative.RequestError as exc:
-            return genoutput.bad_request(exc)
+            schemas.fit_context(req, len(ids), self.caps.context_length)
+        except schemas.RequestError as exc:
+            return outputs.bad_request(exc)
         if whole:
             req.stream = False
         seq = self.engine.submit(ids, req.max_new_tokens, temperature=req.temperature, top_p=req.top_p,
@@ -139,32 +139,32 @@ class ChatModel(object):
 
     def prompt_ids(self, req):
         """Returns the prompt's token ids: the chat template applied to messages, or the text."""
-        text = self.engine.render_chat(req.messages) if req.kind == generative.CHAT else req.prompt
+        text = self.engine.render_chat(req.messages) if req.kind == schemas.CHAT else req.prompt
         ids = self.engine.encode(text)
         if not ids:
-            field = "prompt" if req.kind == generative.COMPLETION else "inputs"
-            raise generative.RequestError("%s must not be empty" % field)
+            field = "prompt" if req.kind == schemas.COMPLETION else "inputs"
+            raise schemas.RequestError("%s must not be empty" % field)
         return ids
 
     def batch(self, items):
         """Submits every item of a dynamic batch, then collects whole answers."""
         started = [self._start_item(item) for item in items]
-        return genoutput.batch_output([self._finish_item(s) for s in started])
+        return outputs.batch_output([self._finish_item(s) for s in started])
 
     def _start_item(self, item):
         try:
             return self.start(item, whole=True)
         except Exception as exc:
-            return genoutput.failed(exc)
+            return outputs.failed(exc)
 
     def _finish_item(self, started):
         if not isinstance(started, tuple):
             return started
         req, events = started
         try:
-            return genoutput.whole_output(req, genoutput.collect(events), self.model_name)
+            return outputs.whole_output(req, outputs.collect(events), self.model_name)
         except Exception as exc:
-            return genoutput.failed(exc)
+            return outputs.failed(exc)
 
 
 _model = ChatModel()

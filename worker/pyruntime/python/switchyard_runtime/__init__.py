@@ -2,6 +2,20 @@
 
 It serves one model over one Unix socket with the frame layout of DJL
 Serving's Python engine, and runs handlers written for DJL unchanged.
+
+It has three parts, each a subpackage, whose imports point one way only
+(generative -> djl -> wire; tests/test_layers.py checks it):
+
+* wire: the protocol's frames, the frame reader and the writer.
+* djl: the handler-facing API (Input, Output, PairList, NDList, errors),
+  which the djl_python shim re-exports.
+* generative: schemas, answers, backends and the built-in handler of
+  generative models.
+
+The modules at this level put the parts together: cli (the process),
+server (the connection loop), tracked (rolling-batch requests), results and
+frames (a handler's answer as a reply and as frames), asyncrun (the asyncio
+loop) and loader (finding the handler; the only one that imports generative).
 """
 
 import importlib.util

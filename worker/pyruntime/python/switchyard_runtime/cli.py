@@ -8,8 +8,8 @@ import socket
 import sys
 import threading
 
-from . import protocol
 from .server import Server
+from .wire import protocol
 
 READY_LINE = "Python engine started."
 MAX_ITEM_ENV = "SWITCHYARD_MAX_ITEM_BYTES"

@@ -3,9 +3,13 @@
 The entry point is --entry-point, else the initialization property
 entryPoint (or entry_point), else model.py in the model folder; a folder
 with none of these gets the built-in generative handler, whose backend
-backends.py chooses from option.rolling_batch. A name in the built-in table
+generative/backends.py chooses from option.rolling_batch. A name in BUILTIN
 picks a built-in handler; a name ending in .py is a file in the model
 folder, imported by path; anything else is a dotted module name.
+
+The loader is the one part of the runtime that imports the generative part:
+it asks generative.backends which entry point a folder gets. The generative
+part imports nothing of the loader (LoadError lives in djl.errors).
 """
 
 import importlib
@@ -14,14 +18,14 @@ import inspect
 import os
 import sys
 
-from .handlers import BUILTIN
+from .djl.errors import LoadError
+from .generative import backends
 
 DEFAULT_ENTRY_POINT = "model.py"
 DEFAULT_FUNCTION = "handle"
 
-
-class LoadError(Exception):
-    """LoadError reports a handler that cannot be loaded; its text is the whole message."""
+# BUILTIN maps the entry point name of a built-in handler to its module.
+BUILTIN = {backends.GENERATIVE: "switchyard_runtime.generative.handler"}
 
 
 def entry_point(cli_value, props):
@@ -103,10 +107,9 @@ class Handler(object):
 def load(model_dir, cli_entry_point, props):
     """Loads the handler named by the command line and the initialization properties.
 
-    It records the rolling_batch mode in use in props (see backends.resolve).
+    It records the rolling_batch mode in use in props (see
+    generative.backends.resolve).
     """
-    from . import backends  # imported here: backends uses this module's LoadError
-
     name, named = entry_point(cli_entry_point, props)
     name = backends.resolve(model_dir, name, named, props)
     module = load_module(model_dir, name, named)

@@ -9,8 +9,9 @@ import inspect
 import logging
 import traceback
 
-from .outputs import Output, encode_json, to_bytes
-from .pairlist import PairList
+from .djl.errors import is_out_of_memory
+from .djl.outputs import Output, encode_json, to_bytes
+from .djl.pairlist import PairList
 
 
 class Reply(object):
@@ -101,13 +102,6 @@ def error_reply(code, message, error=None):
     body = {"code": code, "message": "prediction failure" if code == 424 else message,
             "error": message if error is None else error}
     return Reply(code, message, {"content-type": "application/json"}, ["data"], [encode_json(body)])
-
-
-def is_out_of_memory(exc):
-    """Reports whether exc means out of memory (MemoryError, torch's OOM, the text)."""
-    if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError":
-        return True
-    return "out of memory" in str(exc).lower()
 
 
 def exception_text(exc):

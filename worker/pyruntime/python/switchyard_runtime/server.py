@@ -3,16 +3,19 @@
 import inspect
 import logging
 
-from . import loader, protocol
+from . import loader
 from .asyncrun import AsyncRunner
-from .framereader import FrameReader
-from .inputs import Input
-from .outputs import Output
-from .pairlist import PairList
+from .djl.errors import LoadError, is_out_of_memory
+from .djl.inputs import Input
+from .djl.outputs import Output
+from .djl.pairlist import PairList
+from .frames import own_frame, reply_frame, stream_head
 from .results import (Reply, chunk_bytes, close_stream, error_reply, exception_text, from_exception,
-                      from_result, is_async_iterable, is_out_of_memory, last_traceback_line)
+                      from_result, is_async_iterable, last_traceback_line)
 from .tracked import DEFAULT_POOL_SIZE, TRACKING_ID, Tracked
-from .writer import Writer, own_frame, reply_frame, stream_head
+from .wire import protocol
+from .wire.framereader import FrameReader
+from .wire.writer import Writer
 
 SHUTDOWN_GRACE = 5.0  # seconds the asyncio loop gets to wind down at the end
 
@@ -143,7 +146,7 @@ class Server(object):
             return
         try:
             fn = self.handler.function(inputs.function_name)
-        except loader.LoadError as exc:
+        except LoadError as exc:
             fn = _raiser(exc)
         self._tracked.start(tid, fn, inputs, _is_async_function(fn))
 
@@ -203,7 +206,7 @@ def _chunks_end(it, formatter, writer):
 
 
 def _load_message(exc):
-    if isinstance(exc, loader.LoadError):
+    if isinstance(exc, LoadError):
         return str(exc)
     return last_traceback_line(exc)
 

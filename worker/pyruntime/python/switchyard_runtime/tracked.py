@@ -13,9 +13,9 @@ import inspect
 import logging
 from concurrent.futures import ThreadPoolExecutor
 
-from . import protocol
+from .frames import reply_frame, stream_head
 from .results import chunk_bytes, close_stream, from_exception, from_result, is_async_iterable
-from .writer import reply_frame, stream_head
+from .wire import protocol
 
 TRACKING_ID = "request_tracking_id"
 CANCELED = "canceled"

@@ -8,7 +8,7 @@ import tempfile
 import textwrap
 import threading
 
-from switchyard_runtime import protocol
+from switchyard_runtime.wire import protocol
 from switchyard_runtime.server import Server
 
 RUNTIME_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -7,7 +7,8 @@ import sys
 import traceback
 import unittest
 
-from switchyard_runtime import backends, loader
+from switchyard_runtime import loader
+from switchyard_runtime.generative import backends
 from switchyard_runtime.results import last_traceback_line
 from tests.helpers import RUNTIME_DIR, keep_import_state, make_model, start_worker
 
@@ -15,7 +16,7 @@ FAKES = os.path.join(RUNTIME_DIR, "tests", "fakes")
 GPT2 = json.dumps({"architectures": ["GPT2LMHeadModel"]})
 DEBERTA = json.dumps({"architectures": ["DebertaV2ForSequenceClassification"]})
 HANDLER = "def handle(inputs):\n    return None\n"
-GENERATIVE_MODULE = "switchyard_runtime.handlers.generative"
+GENERATIVE_MODULE = "switchyard_runtime.generative.handler"
 REAL = [m for m in ("vllm", "transformers", "tensorrt_llm", "lmi_dist") if importlib.util.find_spec(m)]
 
 

@@ -4,7 +4,7 @@ import json
 import sys
 import unittest
 
-from switchyard_runtime.handlers import hf_pipeline
+from switchyard_runtime.generative import hf_pipeline
 from tests.helpers import make_model, start_worker, stream_parts
 from tests.test_backends import FAKES, GPT2, REAL
 

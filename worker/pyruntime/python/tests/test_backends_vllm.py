@@ -4,9 +4,9 @@ import json
 import sys
 import unittest
 
-from switchyard_runtime.genoutput import Piece
-from switchyard_runtime.handlers import vllm_backend
-from switchyard_runtime.handlers.generative import Settings
+from switchyard_runtime.generative import vllm_backend
+from switchyard_runtime.generative.handler import Settings
+from switchyard_runtime.generative.outputs import Piece
 from tests.helpers import make_model, start_worker, stream_parts
 from tests.test_backends import FAKES, GPT2, REAL
 

@@ -11,7 +11,8 @@ import tempfile
 import time
 import unittest
 
-from switchyard_runtime import cli, protocol
+from switchyard_runtime import cli
+from switchyard_runtime.wire import protocol
 from tests.helpers import ECHO_MODEL, RUNTIME_DIR
 
 ENGINE = os.path.join(RUNTIME_DIR, "switchyard_engine.py")

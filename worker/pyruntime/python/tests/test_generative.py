@@ -3,10 +3,10 @@
 import json
 import unittest
 
-from switchyard_runtime import generative
-from switchyard_runtime.generative import RequestError, parse
-from switchyard_runtime.inputs import Input
-from switchyard_runtime.pairlist import PairList
+from switchyard_runtime.djl.inputs import Input
+from switchyard_runtime.djl.pairlist import PairList
+from switchyard_runtime.generative import schemas
+from switchyard_runtime.generative.schemas import RequestError, parse
 
 USER = {"role": "user", "content": "hi"}
 
@@ -113,7 +113,7 @@ class ParseTest(unittest.TestCase):
                 req = parse(body)
                 self.assertEqual(req.max_new_tokens, limit)
                 warned = "max_new_tokens" in body
-                self.assertEqual(req.warnings, [generative.MAX_NEW_TOKENS_IGNORED] if warned else [])
+                self.assertEqual(req.warnings, [schemas.MAX_NEW_TOKENS_IGNORED] if warned else [])
 
     def test_defaults(self):
         cases = [
@@ -144,21 +144,21 @@ class ParseTest(unittest.TestCase):
                  ({"max_new_tokens": "", "max_tokens": "8"}, 8)]
         for props, want in cases:
             with self.subTest(props=props):
-                self.assertEqual(generative.default_max_tokens(props), want)
-                self.assertEqual(parse(chat(), default_max=generative.default_max_tokens(props)).max_new_tokens, want)
+                self.assertEqual(schemas.default_max_tokens(props), want)
+                self.assertEqual(parse(chat(), default_max=schemas.default_max_tokens(props)).max_new_tokens, want)
         for bad in ({"max_new_tokens": "many"}, {"max_tokens": "0"}):
             with self.subTest(bad=bad), self.assertRaises(ValueError):
-                generative.default_max_tokens(bad)
+                schemas.default_max_tokens(bad)
 
     def test_parse_input(self):
         inputs = Input({"content-type": "application/json"}, PairList(["data"], [json.dumps(chat()).encode()]))
-        self.assertEqual(generative.parse_input(inputs).messages, [USER])
+        self.assertEqual(schemas.parse_input(inputs).messages, [USER])
 
 
 WEATHER = {"type": "function", "function": {"name": "weather", "description": "Weather in a city.",
                                             "parameters": {"type": "object",
                                                            "properties": {"city": {"type": "string"}}}}}
-TOOLS = generative.Capabilities(context_length=100, tools=True, max_choices=2)
+TOOLS = schemas.Capabilities(context_length=100, tools=True, max_choices=2)
 
 
 class ToolsTest(unittest.TestCase):
@@ -177,7 +177,7 @@ class ToolsTest(unittest.TestCase):
         self.assertEqual(parse(chat(tools=[WEATHER]), caps=TOOLS).tool_choice, "auto")
         named = {"type": "function", "function": {"name": "weather"}}
         self.assertEqual(parse(chat(tools=[WEATHER], tool_choice=named), caps=TOOLS).tool_choice, named)
-        self.assertEqual(parse(chat(tools=[]), caps=generative.NO_CAPABILITIES).tools, [])
+        self.assertEqual(parse(chat(tools=[]), caps=schemas.NO_CAPABILITIES).tools, [])
 
     def test_refusals_name_the_field(self):
         tool_msg = {"role": "tool", "tool_call_id": "c1", "content": "x"}
@@ -223,7 +223,7 @@ class ToolsTest(unittest.TestCase):
 
     def test_capabilities_properties(self):
         self.assertEqual(TOOLS.properties(), {"context_length": "100", "supports_tools": "true", "max_choices": "2"})
-        self.assertEqual(generative.NO_CAPABILITIES.properties(), {"supports_tools": "false", "max_choices": "1"})
+        self.assertEqual(schemas.NO_CAPABILITIES.properties(), {"supports_tools": "false", "max_choices": "1"})
 
 
 class FitContextTest(unittest.TestCase):
@@ -251,11 +251,11 @@ class FitContextTest(unittest.TestCase):
             with self.subTest(name):
                 req = parse(body)
                 if message is None:
-                    self.assertEqual(generative.fit_context(req, prompt_tokens, context), want)
+                    self.assertEqual(schemas.fit_context(req, prompt_tokens, context), want)
                     self.assertEqual(req.max_new_tokens, want)
                     continue
                 with self.assertRaises(RequestError) as caught:
-                    generative.fit_context(req, prompt_tokens, context)
+                    schemas.fit_context(req, prompt_tokens, context)
                 self.assertTrue(str(caught.exception).startswith(message), str(caught.exception))
                 self.assertEqual(caught.exception.error_code, "context_length_exceeded")
                 self.assertIn(caught.exception.param, ("messages", "max_tokens", "parameters.max_new_tokens",

@@ -13,8 +13,8 @@ import threading
 import unittest
 
 from switchyard_runtime import loader
-from switchyard_runtime.inputs import Input
-from switchyard_runtime.pairlist import PairList
+from switchyard_runtime.djl.inputs import Input
+from switchyard_runtime.djl.pairlist import PairList
 from tests.helpers import RUNTIME_DIR, start_worker, stream_parts
 
 try:  # imported once here, so that no test's import cleanup drops torch from sys.modules

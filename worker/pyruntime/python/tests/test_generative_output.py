@@ -4,9 +4,9 @@ import asyncio
 import json
 import unittest
 
-from switchyard_runtime import genoutput
-from switchyard_runtime.generative import RequestError, parse
-from switchyard_runtime.genoutput import Done, Piece
+from switchyard_runtime.generative import outputs as genoutput
+from switchyard_runtime.generative.outputs import Done, Piece
+from switchyard_runtime.generative.schemas import RequestError, parse
 
 PIECES = [Piece(11, "Hel"), Piece(12, "lo"), Piece(13, "!")]
 

@@ -140,7 +140,7 @@ class TensorTest(unittest.TestCase):
 
     def test_ndlist_golden(self):
         numpy = numpy_or_skip(self)
-        from switchyard_runtime.ndlist import decode_ndlist
+        from switchyard_runtime.djl.ndlist import decode_ndlist
 
         # one float32 array [1.0, 2.0] named "w", little-endian data, DJL's layout
         data = (b"\x00\x00\x00\x01" b"\x00\x04NDAR" b"\x00\x00\x00\x03" b"\x01" b"\x00\x01w"
@@ -154,7 +154,7 @@ class TensorTest(unittest.TestCase):
 
     def test_npz(self):
         numpy = numpy_or_skip(self)
-        from switchyard_runtime.ndlist import encode_npz
+        from switchyard_runtime.djl.ndlist import encode_npz
 
         blob = encode_npz([numpy.ones(3)])
         for kind in ("tensor/npz", "tensor/ndlist"):

@@ -5,7 +5,6 @@ import sys
 import unittest
 
 from switchyard_runtime import loader
-from switchyard_runtime.handlers import BUILTIN
 from tests.helpers import keep_import_state, make_model
 
 HANDLER = """
@@ -52,8 +51,8 @@ class LoadTest(unittest.TestCase):
 
     def test_builtin_name(self):
         folder = make_model(self, {"helper_mod.py": HANDLER})
-        BUILTIN["test-builtin"] = "helper_mod"
-        self.addCleanup(BUILTIN.pop, "test-builtin")
+        loader.BUILTIN["test-builtin"] = "helper_mod"
+        self.addCleanup(loader.BUILTIN.pop, "test-builtin")
         handler = loader.load(folder, None, {"entryPoint": "test-builtin"})
         self.assertEqual(handler.function()(None), "from helper_mod")
 

@@ -9,7 +9,7 @@ from djl_python.outputs import Output as OutputFromModule
 
 class OutputTest(unittest.TestCase):
     def test_same_class_everywhere(self):
-        from switchyard_runtime.outputs import Output as Runtime
+        from switchyard_runtime.djl.outputs import Output as Runtime
 
         self.assertIs(Output, OutputFromModule)
         self.assertIs(Output, Runtime)

@@ -7,8 +7,8 @@ import struct
 import threading
 import unittest
 
-from switchyard_runtime import protocol
-from switchyard_runtime.framereader import FrameReader
+from switchyard_runtime.wire import protocol
+from switchyard_runtime.wire.framereader import FrameReader
 
 
 def reader(data):
@@ -127,6 +127,16 @@ class ErrorTest(unittest.TestCase):
         self.assertLessEqual(len(long_message), 4 + 32767)
         self.assertEqual(struct.unpack(">i", long_message[:4])[0], len(long_message) - 4)
         long_message[4:].decode("utf-8")  # cut at a character boundary
+
+    def test_content_values(self):
+        cases = [("bytes", b"ok"), ("bytearray", bytearray(b"ok")), ("memoryview", memoryview(b"ok")), ("str", "ok")]
+        for name, value in cases:
+            with self.subTest(name):
+                self.assertEqual(protocol.encode_response(200, "OK", {"k": "v"}, ["data"], [value]), RESPONSE)
+        with self.assertRaises(protocol.EncodeError):
+            protocol.encode_response(200, "OK", {}, ["data"], [{"a": 1}])
+        got = protocol.encode_response(200, "OK", {}, ["data"], [{"a": 1}], to_bytes=lambda v: b"json")
+        self.assertEqual(protocol.read_response(reader(got)).values, [b"json"])
 
     def test_status_code_as_text(self):
         data = protocol.encode_response("201", "Created", {}, [], [])

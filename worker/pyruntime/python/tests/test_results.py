@@ -1,10 +1,12 @@
 """Handler results and exceptions to status codes."""
 
+import io
 import json
 import unittest
 
 from djl_python import Output
-from switchyard_runtime import results
+from switchyard_runtime import frames, results
+from switchyard_runtime.wire import protocol
 
 
 class OutOfMemoryError(RuntimeError):
@@ -75,6 +77,35 @@ class ResultTest(unittest.TestCase):
             with self.subTest(name):
                 self.assertEqual(results.chunk_bytes(item), want)
         self.assertEqual(results.chunk_bytes("a", formatter=str.upper), b"A")
+
+
+def decoded(frame):
+    """Returns the response frame decoded."""
+    return protocol.read_response(io.BytesIO(frame).read)
+
+
+class FramesTest(unittest.TestCase):
+    def test_own_frame(self):
+        out = Output(code=201, message="made").add_property("k", "v").add("x")
+        out.content.add("raw", {"a": 1})  # put in directly, as a handler may: sent as JSON, as add would
+        resp = decoded(frames.own_frame(out))
+        self.assertEqual((resp.code, resp.message, resp.props, resp.keys, resp.values),
+                         (201, "made", {"k": "v"}, ["data", "raw"], [b"x", b'{"a":1}']))
+
+    def test_not_own_frame(self):
+        cases = [("None", None), ("stream", Output().add_stream_content(iter(()))),
+                 ("finalize", Output().finalize(print)), ("DJL-shaped output", FakeDJLOutput())]
+        for name, result in cases:
+            with self.subTest(name):
+                self.assertIsNone(frames.own_frame(result))
+
+    def test_unencodable_is_500(self):
+        reply = results.Reply(70000, "too big a code")
+        resp = decoded(frames.reply_frame(reply, {}))
+        self.assertEqual(resp.code, 500)
+        self.assertIn("is not a 16-bit integer", json.loads(resp.values[0])["error"])
+        resp = decoded(frames.own_frame(Output(code=70000)))
+        self.assertEqual(resp.code, 500)
 
 
 if __name__ == "__main__":

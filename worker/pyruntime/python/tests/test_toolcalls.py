@@ -4,8 +4,9 @@ import asyncio
 import json
 import unittest
 
-from switchyard_runtime import genoutput, toolcalls
-from switchyard_runtime.genoutput import Done, Piece
+from switchyard_runtime.generative import outputs as genoutput
+from switchyard_runtime.generative import toolcalls
+from switchyard_runtime.generative.outputs import Done, Piece
 
 
 def ids():

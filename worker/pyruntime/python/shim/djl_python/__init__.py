@@ -15,9 +15,9 @@ try:
 except ImportError:  # only the shim is on the path: the runtime is its parent folder
     sys.path.append(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from switchyard_runtime.inputs import Input  # noqa: E402
-from switchyard_runtime.outputs import Output  # noqa: E402
-from switchyard_runtime.pairlist import PairList  # noqa: E402
+from switchyard_runtime.djl.inputs import Input  # noqa: E402
+from switchyard_runtime.djl.outputs import Output  # noqa: E402
+from switchyard_runtime.djl.pairlist import PairList  # noqa: E402
 
 __all__ = ["Input", "Output", "PairList"]
 __version__ = "0.0.0+switchyard"

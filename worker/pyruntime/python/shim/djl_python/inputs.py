@@ -1,5 +1,5 @@
 """djl_python.inputs: the request object."""
 
-from switchyard_runtime.inputs import Input
+from switchyard_runtime.djl.inputs import Input
 
 __all__ = ["Input"]

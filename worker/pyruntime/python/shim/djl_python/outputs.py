@@ -1,5 +1,5 @@
 """djl_python.outputs: the reply object."""
 
-from switchyard_runtime.outputs import Output
+from switchyard_runtime.djl.outputs import Output
 
 __all__ = ["Output"]

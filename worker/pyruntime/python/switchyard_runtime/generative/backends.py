@@ -2,7 +2,7 @@
 
 A folder's own model.py, or an option.entryPoint, always wins; the backend
 choice is for folders that have neither, which get the built-in generative
-handler (handlers/generative.py) with one of these backends:
+handler (handler.py) with one of these backends:
 
 * vllm: vLLM's async engine; without vllm the load fails with its ImportError.
 * trtllm, lmi-dist: need tensorrt_llm or lmi_dist; without it the load fails
@@ -25,7 +25,7 @@ import json
 import logging
 import os
 
-from .loader import DEFAULT_ENTRY_POINT, LoadError
+from ..djl.errors import LoadError
 
 GENERATIVE = "generative"
 MODES = ("auto", "vllm", "trtllm", "lmi-dist", "disable", "scheduler")
@@ -39,11 +39,6 @@ VENDOR_MODULES = {
 }
 
 _log = logging.getLogger("switchyard.backends")
-
-
-def has_model_py(model_dir):
-    """Reports whether the model folder has its own model.py."""
-    return os.path.isfile(os.path.join(model_dir or ".", DEFAULT_ENTRY_POINT))
 
 
 def configured(props):
@@ -154,10 +149,11 @@ def architecture(model_dir, props):
 def resolve(model_dir, name, named, props):
     """Returns the entry point to load and records the rolling_batch mode in props.
 
-    The built-in generative handler is used when named, or when nothing is
-    named and the folder has no model.py.
+    name is the entry point named (named is True) or else the default file,
+    model.py. The built-in generative handler is used when it is named, or
+    when nothing is named and the folder has no such file.
     """
-    if name == GENERATIVE or (not named and not has_model_py(model_dir)):
+    if name == GENERATIVE or (not named and not os.path.isfile(os.path.join(model_dir or ".", name))):
         props[ROLLING_BATCH] = choose(model_dir, props)
         return GENERATIVE
     mode = custom_mode(props)

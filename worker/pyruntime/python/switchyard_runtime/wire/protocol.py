@@ -13,8 +13,6 @@ Readers take a ``read(n)`` function of a buffered binary stream (the socket's
 
 import struct
 
-from .outputs import to_bytes
-
 DEFAULT_MAX_ITEM = 64 << 20  # the per-item cap of protocol.md
 MAX_STRING = 0x7FFFFFFF  # strings carry a 32-bit length
 MAX_INT16 = 0x7FFF  # counts and status codes carry a 16-bit one
@@ -255,8 +253,21 @@ def _status(code):
     return value
 
 
-def encode_response(code, message, props, keys, values):
-    """Returns a whole response frame as one bytes object."""
+def item_bytes(value):
+    """Returns a content value as bytes: bytes-like as it is, str as UTF-8; else EncodeError."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    raise EncodeError("protocol: content item of type %s is not bytes" % type(value).__name__)
+
+
+def encode_response(code, message, props, keys, values, to_bytes=item_bytes):
+    """Returns a whole response frame as one bytes object.
+
+    Values that are not bytes go through to_bytes first (item_bytes by
+    default; the runtime passes one that also writes other values as JSON).
+    """
     parts = _head(code, message, props)
     parts.append(_S16.pack(len(keys)))
     for key, value in zip(keys, values):

@@ -1,11 +1,9 @@
 """The reply object a model handler returns, with DJL's Output API."""
 
 import json
-import logging
 
+from .ndlist import encode_ndlist, encode_npz
 from .pairlist import PairList
-
-_log = logging.getLogger("switchyard.outputs")
 
 
 class _Encoder(json.JSONEncoder):
@@ -117,14 +115,10 @@ class Output(object):
 
     def add_as_numpy(self, np_list, key=None, batch_index=None):
         """Adds numpy arrays encoded as a DJL NDList."""
-        from .ndlist import encode_ndlist
-
         return self.add(encode_ndlist(np_list), key=key, batch_index=batch_index)
 
     def add_as_npz(self, np_list, key=None, batch_index=None):
         """Adds numpy arrays encoded as an npz archive."""
-        from .ndlist import encode_npz
-
         return self.add(encode_npz(np_list), key=key, batch_index=batch_index)
 
     def error(self, error, code=424, message="prediction failure"):

@@ -10,18 +10,19 @@ lines come from encoding the answer again, and the finish reason is stop
 The prompt is counted before anything is generated: one that does not fit
 the model's context (its config's max_position_embeddings or n_positions,
 else the tokenizer's model_max_length) answers 400. With tool calls on
-(see handlers/generative.py) the tools go to the chat template and the
+(see handler.py) the tools go to the chat template and the
 calls in the answer become tool_calls.
 
 Other tasks take {"inputs": ..., "parameters": {...}} (or a plain text body)
 and answer the pipeline's result as JSON.
 """
 
-from .. import genoutput, toolcalls
-from ..backends import model_path
-from ..generative import CHAT, Capabilities, RequestError, decode_body, fit_context, parse_input
-from ..outputs import Output
-from .generative import template_kwargs, template_messages
+from ..djl.outputs import Output
+from . import outputs as genoutput
+from . import toolcalls
+from .backends import model_path
+from .prompts import template_kwargs, template_messages
+from .schemas import CHAT, Capabilities, RequestError, decode_body, fit_context, parse_input
 
 GENERATIVE_TASKS = ("text-generation",)
 

@@ -1,9 +1,11 @@
 """The request object handed to a model handler, with DJL's Input API."""
 
+import csv
 import io
 import json
 import re
 
+from .ndlist import decode_ndlist, decode_npz
 from .pairlist import PairList
 
 # batch_<i>.<key> as the front-end sends it; batch_<i>_<key> as DJL's
@@ -126,20 +128,14 @@ class Input(object):
 
     def get_as_csv(self, key=None):
         """Returns a content item parsed as CSV with a header row (list of dicts)."""
-        import csv
-
         return list(csv.DictReader(io.StringIO(self.get_as_string(key))))
 
     def get_as_numpy(self, key=None):
         """Returns a content item (NDList or npz) as a list of numpy arrays."""
-        from .ndlist import decode_ndlist
-
         return decode_ndlist(self._required(key))
 
     def get_as_npz(self, key=None):
         """Returns a content item (npz archive) as a list of numpy arrays."""
-        from .ndlist import decode_npz
-
         return decode_npz(self._required(key))
 
     def get_as_image(self, key=None):

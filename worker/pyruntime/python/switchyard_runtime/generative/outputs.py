@@ -28,9 +28,9 @@ import logging
 import time
 import uuid
 
-from .generative import CHAT, COMPLETION, WARNING
-from .outputs import Output, encode_json
-from .results import is_out_of_memory
+from ..djl.errors import is_out_of_memory
+from ..djl.outputs import Output, encode_json
+from .schemas import CHAT, COMPLETION, WARNING
 
 JSONLINES = "application/jsonlines"
 JSON = "application/json"
@@ -404,7 +404,7 @@ async def arespond(request, events, model):
 def declare(caps):
     """Returns the Output a handler answers the initialization call with: caps as its properties.
 
-    caps is a generative.Capabilities, or None to declare nothing.
+    caps is a schemas.Capabilities, or None to declare nothing.
     """
     out = Output()
     for key, value in (caps.properties() if caps is not None else {}).items():

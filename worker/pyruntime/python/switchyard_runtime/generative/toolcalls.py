@@ -22,7 +22,7 @@ the model wrote is lost.
 import json
 import uuid
 
-from .genoutput import Done, Piece
+from .outputs import Done, Piece
 
 HERMES = "hermes"
 PARSERS = (HERMES,)

@@ -12,15 +12,16 @@ The context length the handler declares is the engine's max_model_len
 A prompt is counted with the engine's tokenizer before it is submitted, so
 one that does not fit answers 400 from switchyard's schema check, naming
 the limit. With tool calls on, the tools go to the chat template and the
-calls in the text become tool_calls (see handlers/generative.py).
+calls in the text become tool_calls (see handler.py).
 """
 
 import uuid
 
-from .. import genoutput, toolcalls
-from ..backends import model_path
-from ..generative import CHAT, Capabilities, RequestError, fit_context, parse_input
-from .generative import template_kwargs, template_messages
+from . import outputs as genoutput
+from . import toolcalls
+from .backends import model_path
+from .prompts import template_kwargs, template_messages
+from .schemas import CHAT, Capabilities, RequestError, fit_context, parse_input
 
 # DJL's dtype names, as vLLM spells them.
 DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}

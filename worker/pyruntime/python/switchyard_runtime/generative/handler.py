@@ -2,27 +2,27 @@
 
 A model folder without a model.py (or one naming option.entryPoint=generative)
 gets this handler. It initializes on the empty initialization input with the
-backend that switchyard_runtime.backends chose and wrote into the property
-rolling_batch: vllm (vLLM's async engine) or disable (a transformers
-pipeline). Requests follow switchyard_runtime.generative's schemas; a body
-that does not fit answers 400 naming the field.
+backend that backends.py chose and wrote into the property rolling_batch:
+vllm (vLLM's async engine) or disable (a transformers pipeline). Requests
+follow the schemas of schemas.py; a body that does not fit answers 400
+naming the field.
 
 Its answer to the initialization call declares the backend's capabilities
-(context_length, supports_tools, max_choices; see generative.Capabilities).
+(context_length, supports_tools, max_choices; see schemas.Capabilities).
 Tool calls are on when option.enable_auto_tool_choice=true and
-option.tool_call_parser names a format switchyard_runtime.toolcalls reads
-(hermes); the tools then go to the tokenizer's chat template, and the calls
+option.tool_call_parser names a format toolcalls.py reads (hermes); the
+tools then go to the tokenizer's chat template (prompts.py), and the calls
 the model writes come back as OpenAI tool_calls.
 """
 
 import asyncio
 import inspect
-import json
 import os
 
-from .. import genoutput, toolcalls
-from ..generative import RequestError, default_max_tokens
-from ..loader import LoadError
+from ..djl.errors import LoadError
+from . import outputs as genoutput
+from . import toolcalls
+from .schemas import RequestError, default_max_tokens
 
 
 class Settings(object):
@@ -54,33 +54,6 @@ def tool_parser(props):
         return toolcalls.check_parser(parser)
     except ValueError as exc:
         raise LoadError(str(exc)) from exc
-
-
-def template_messages(messages):
-    """Returns chat messages for a tokenizer's chat template: tool-call arguments as objects.
-
-    Chat templates write arguments with tojson, so a JSON string would be
-    encoded twice; arguments that are not valid JSON stay strings.
-    """
-    out = []
-    for m in messages:
-        if m.get("tool_calls"):
-            m = dict(m, tool_calls=[_decoded_call(c) for c in m["tool_calls"]])
-        out.append(m)
-    return out
-
-
-def _decoded_call(call):
-    try:
-        args = json.loads(call["function"]["arguments"])
-    except ValueError:
-        return call
-    return dict(call, function=dict(call["function"], arguments=args))
-
-
-def template_kwargs(req):
-    """Returns the chat-template keywords of a request: the tools when it has any."""
-    return {"tools": req.tools} if req.tools else {}
 
 
 def make_backend(settings):
