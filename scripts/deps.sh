@@ -2,14 +2,15 @@
 # Installs what switchyard's workers, examples and tests need on Debian 12:
 # Debian's Python with numpy, torch and sentencepiece (no PyPI needed),
 # langdetect for an example model, pip for model requirements, boto3 for the
-# SageMaker Runtime test, promtool for the metrics check, and Node.js for the
-# OpenAI and AWS SDK tests. Safe to run again.
+# SageMaker Runtime test, promtool for the metrics check, flake8 and pylint
+# for the Python lint, and Node.js for the OpenAI and AWS SDK tests. Safe to
+# run again.
 set -euo pipefail
 
 packages=(
   python3 python3-numpy python3-torch python3-sentencepiece python3-langdetect
   python3-pip python3-boto3 libopenblas0-pthread prometheus jargon-text
-  gcc-aarch64-linux-gnu libc6-dev-arm64-cross shellcheck
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross shellcheck flake8 pylint
 )
 # Node.js for the OpenAI SDK test: Debian's packages unless a node (with its
 # own npm, as NodeSource's nodejs has) is installed already.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The test command: installs what the tests need, then runs the checks and
-# every test (Go unit tests, the Python runtime's and the example models'
-# unit tests, and the end-to-end tests with real Python workers).
+# The test command: installs what the tests need, then runs the checks
+# (gofmt, go vet, staticcheck, flake8 and pylint) and every test (Go unit
+# tests, the Python runtime's and the example models' unit tests, and the
+# end-to-end tests with real Python workers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -13,4 +14,5 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+scripts/lint_python.sh
 go test -race -timeout 15m ./...

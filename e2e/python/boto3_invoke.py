@@ -21,6 +21,7 @@ GERMAN = "Guten Morgen, wie geht es dir heute? Ich hoffe, du hast gut geschlafen
 
 
 def main(endpoint):
+    """Calls the endpoint with boto3's SageMaker Runtime client and prints what it got as JSON."""
     client = boto3.client(
         "sagemaker-runtime", endpoint_url=endpoint, region_name="us-east-1",
         aws_access_key_id="AKIDLOCAL", aws_secret_access_key="local-secret",

@@ -17,4 +17,13 @@
 // (DJL Serving 0.36's argument list) with Runtime.PythonPath first on
 // PYTHONPATH. The wire protocol the engine
 // speaks is described in docs/protocol.md.
+//
+// The runtime's package, switchyard_runtime, has three parts whose imports
+// point one way: generative (request schemas, answers, the built-in handler
+// and its backends) imports djl (Input, Output, PairList, NDList: the API
+// handlers use, which the djl_python shim re-exports), which may import wire
+// (frame codec, frame reader, writer). The modules around them (cli, server,
+// tracked, results, frames, loader) put the parts together, and only the
+// loader imports generative. The runtime's tests/test_layers.py checks these
+// directions; TestPythonUnitTests runs it with the rest of the runtime's tests.
 package pyruntime

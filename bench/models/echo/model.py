@@ -10,6 +10,7 @@ from djl_python import Input, Output
 
 
 def handle(inputs: Input):
+    """Answers each request with its own body."""
     if inputs.is_empty():
         # The initialization call: nothing to load.
         return None

@@ -11,6 +11,7 @@ BODY = b"ok"
 
 
 def handle(inputs: Input):
+    """Answers b"ok" per request: once, or once per item of a dynamic batch."""
     if inputs.is_empty():
         # The initialization call: nothing to load.
         return None

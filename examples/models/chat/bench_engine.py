@@ -61,16 +61,19 @@ def run_many(eng: engine.Engine, questions: list[str], n: int) -> dict:
 
 
 def median_of(runs: list[dict], key: str) -> float:
+    """Returns the median of key over the runs."""
     return statistics.median(r[key] for r in runs)
 
 
 def answer(eng: engine.Engine, question: str) -> str:
+    """Returns the engine's greedy answer to question, with its finish reason."""
     ids = eng.encode(eng.render_chat([{"role": "user", "content": question}]))
     seq = eng.submit(ids, 120, temperature=0)
     return "".join(t.text for t in seq) + f"  [{seq.finish_reason}]"
 
 
 def main(argv=None) -> int:
+    """Loads the model, runs the benchmark and prints its numbers; returns the exit status."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model-dir", default=HERE)
     p.add_argument("--threads", type=int, default=2)

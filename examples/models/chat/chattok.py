@@ -61,7 +61,8 @@ class ChatTokenizer:
 
     def __init__(self, model_dir: str):
         path = os.path.join(model_dir, TOKENIZER_FILE)
-        self.sp = spm.SentencePieceProcessor(model_file=path)
+        # sentencepiece takes its keywords through **kwargs, which pylint cannot see.
+        self.sp = spm.SentencePieceProcessor(model_file=path)  # pylint: disable=unexpected-keyword-arg
         self.special = {t: self._id(t) for t in SPECIAL_TOKENS}
         self.end_id = self.special[END]
         self.eos_ids = {self.end_id, self.sp.eos_id()}

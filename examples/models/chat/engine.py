@@ -11,6 +11,10 @@ Tokens reach the caller through Sequence, a blocking iterator backed by a
 thread-safe queue. Nothing here knows about the server.
 """
 
+# The Engine drives its Sequences: it alone calls their _put, _finish and
+# the Sequence calls its Engine's _wake.
+# pylint: disable=protected-access
+
 from __future__ import annotations
 
 import queue
@@ -42,7 +46,7 @@ class Token(NamedTuple):
     text: str
 
 
-class Sequence:
+class Sequence:  # pylint: disable=too-many-instance-attributes  # a request's whole decoding state
     """Sequence is one generation request: iterate it for its Tokens.
 
     Iteration blocks until the next token and ends when the sequence

@@ -104,6 +104,7 @@ class Conv1D(nn.Module):
         self.bias = nn.Parameter(torch.zeros(n_out))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Returns x times the weight, plus the bias."""
         shape = x.shape[:-1] + (self.weight.shape[1],)
         y = torch.addmm(self.bias, x.reshape(-1, x.shape[-1]), self.weight)
         return y.view(shape)
@@ -124,6 +125,7 @@ class Attention(nn.Module):
         return x.view(b, t, self.n_head, c // self.n_head).transpose(1, 2)
 
     def forward(self, x: torch.Tensor, attend: Attend) -> torch.Tensor:
+        """Returns the attention output for x."""
         q, k, v = self.c_attn(x).split(x.shape[-1], dim=2)
         y = attend(self.layer, self._heads(q), self._heads(k), self._heads(v))
         b, _, t, _ = y.shape
@@ -139,6 +141,7 @@ class MLP(nn.Module):
         self.c_proj = Conv1D(4 * cfg.n_embd, cfg.n_embd)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Returns the feed-forward output for x."""
         return self.c_proj(F.gelu(self.c_fc(x), approximate="tanh"))
 
 
@@ -153,11 +156,12 @@ class Block(nn.Module):
         self.mlp = MLP(cfg)
 
     def forward(self, x: torch.Tensor, attend: Attend) -> torch.Tensor:
+        """Returns x after this layer's attention and MLP, each added to x."""
         x = x + self.attn(self.ln_1(x), attend)
         return x + self.mlp(self.ln_2(x))
 
 
-class Transformer(nn.Module):
+class Transformer(nn.Module):  # pylint: disable=abstract-method  # a container: GPT calls its parts
     """Transformer is GPT2Model: embeddings, blocks and the final LayerNorm."""
 
     def __init__(self, cfg: GPTConfig):
@@ -214,7 +218,9 @@ class GPT(nn.Module):
             raise ValueError(f"gpt: {t} tokens exceed n_positions")
         if attend is None:
             p = self.config.dropout if self.training else 0.0
-            attend = lambda _l, q, k, v: causal_attend(q, k, v, p)  # noqa: E731
+
+            def attend(_layer, q, k, v):
+                return causal_attend(q, k, v, p)
         pos = torch.arange(t, device=idx.device).unsqueeze(0)
         return self.hidden(idx, pos, attend)
 

@@ -59,6 +59,6 @@ class SlotCache:
 
     def move(self, src: int, dst: int, length: int) -> None:
         """move copies the first length positions of slot src into slot dst."""
-        for layer in range(len(self.k)):
-            self.k[layer][dst, :, :length] = self.k[layer][src, :, :length]
-            self.v[layer][dst, :, :length] = self.v[layer][src, :, :length]
+        for keys, values in zip(self.k, self.v):
+            keys[dst, :, :length] = keys[src, :, :length]
+            values[dst, :, :length] = values[src, :, :length]

@@ -24,10 +24,10 @@ import os
 
 try:
     from switchyard_runtime.generative import outputs, schemas
-except ImportError as exc:  # pragma: no cover - depends on how the folder is served
+except ImportError as missing:  # pragma: no cover - depends on how the folder is served
     raise ImportError("this chat model's handler needs switchyard's worker runtime (the package "
                       "switchyard_runtime): serve the folder with switchyard, or put "
-                      "worker/pyruntime/python on PYTHONPATH (%s)" % exc) from exc
+                      "worker/pyruntime/python on PYTHONPATH (%s)" % missing) from missing
 
 import engine as chat_engine
 
@@ -51,7 +51,7 @@ def _device(props):
     return "cpu"
 
 
-class SequenceEvents(object):
+class SequenceEvents:
     """SequenceEvents turns an engine Sequence into generation events.
 
     It yields a Piece per token, then a Done. close() before the end
@@ -74,7 +74,7 @@ class SequenceEvents(object):
             self.ended = True
             seq = self.seq
             return outputs.Done(seq.finish_reason or "error", seq.prompt_tokens, seq.generated_tokens,
-                                  seq.error, text=seq.text, stop_sequence=seq.stream.matched)
+                                seq.error, text=seq.text, stop_sequence=seq.stream.matched)
         return outputs.Piece(token.id, token.text)
 
     def close(self):
@@ -84,7 +84,7 @@ class SequenceEvents(object):
             self.seq.cancel()
 
 
-class ChatModel(object):
+class ChatModel:
     """ChatModel serves the chat engine to the worker runtime."""
 
     def __init__(self):

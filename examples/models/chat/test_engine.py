@@ -33,6 +33,7 @@ QUESTIONS = ["What does cruft mean?", "Define hack.", "What is a kludge?", "grok
 
 
 def chat_ids(eng: engine.Engine, question: str) -> list[int]:
+    """Returns the token ids of a one-question chat prompt."""
     return eng.encode(eng.render_chat([{"role": "user", "content": question}]))
 
 
@@ -50,6 +51,7 @@ def reference_greedy(model: gpt.GPT, ids: list[int], n: int, eos: set[int]) -> l
 
 
 def run_ids(seq: engine.Sequence) -> list[int]:
+    """Returns the token ids a sequence generates, run to its end."""
     return [t.id for t in seq]
 
 
@@ -161,7 +163,7 @@ class RenderChatTest(unittest.TestCase):
 
     @unittest.skipUnless(__import__("importlib").util.find_spec("jinja2"), "jinja2 not installed")
     def test_jinja_template_matches(self):
-        import jinja2
+        import jinja2  # pylint: disable=import-error  # optional: the test skips without it
         msgs = [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}]
         out = jinja2.Template(chattok.CHAT_TEMPLATE).render(messages=msgs, add_generation_prompt=True)
         self.assertEqual(out, chattok.render_chat(msgs))
@@ -170,6 +172,7 @@ class RenderChatTest(unittest.TestCase):
 class TextStreamTest(unittest.TestCase):
     @staticmethod
     def stream(stop):
+        """Returns a TextStream whose token ids are code points."""
         # One "token" per character: ids are code points.
         return TextStream(lambda ids: "".join(map(chr, ids)), stop)
 
@@ -247,6 +250,7 @@ class EngineTest(unittest.TestCase):
         cls.eng.close()
 
     def greedy(self, question, n=40, **kw):
+        """Submits question for n greedy tokens and returns the sequence."""
         return self.eng.submit(chat_ids(self.eng, question), n, temperature=0, **kw)
 
     def test_cached_decode_equals_full_forward(self):

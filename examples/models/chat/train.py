@@ -211,6 +211,7 @@ def write_json(out_dir: str, name: str, obj: dict) -> None:
 
 
 def parse_args(argv):
+    """Parses the training command line."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--jargon", default=jargon.JARGON_PATH, help="path to jargon.txt.gz")
     p.add_argument("--out", default=HERE, help="folder for the checkpoint files")
@@ -227,6 +228,7 @@ def parse_args(argv):
 
 
 def main(argv=None) -> int:
+    """Trains the model on the jargon file's conversations and writes the checkpoint; returns the exit status."""
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)

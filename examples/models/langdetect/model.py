@@ -1,12 +1,14 @@
 #!/usr/bin/env python
-#
-# Language detection with langdetect (Debian package python3-langdetect, a
-# Python port of Cybozu Labs' language-detection; Apache-2.0). The trained
-# language profiles ship with the package.
-#
-# Request:  {"inputs": "text"} or {"inputs": ["text", ...]}, or a text/plain body
-# Response: [{"label": "en", "score": 0.99}, ...] per text, best first;
-#           [] for a text without any letters to go on.
+"""Language detection with langdetect.
+
+langdetect is Debian's package python3-langdetect, a Python port of Cybozu
+Labs' language-detection (Apache-2.0). The trained language profiles ship
+with the package.
+
+Request:  {"inputs": "text"} or {"inputs": ["text", ...]}, or a text/plain body
+Response: [{"label": "en", "score": 0.99}, ...] per text, best first;
+          [] for a text without any letters to go on.
+"""
 
 import logging
 
@@ -17,13 +19,15 @@ from langdetect.lang_detect_exception import LangDetectException
 SEED = 0  # langdetect samples n-grams at random; a fixed seed makes answers repeatable
 
 
-class LangDetectService(object):
+class LangDetectService:
+    """LangDetectService detects the language of texts with langdetect's profiles."""
 
     def __init__(self):
         self.factory = None
         self.initialized = False
 
-    def initialize(self, properties: dict):
+    def initialize(self, properties: dict):  # pylint: disable=unused-argument  # DJL's signature
+        """Loads langdetect's language profiles."""
         self.factory = DetectorFactory()
         self.factory.load_profile(PROFILES_DIRECTORY)
         self.factory.set_seed(SEED)
@@ -32,6 +36,7 @@ class LangDetectService(object):
                      len(self.factory.get_lang_list()))
 
     def detect(self, text: str) -> list:
+        """Returns the languages of text, best first, or [] when there is nothing to go on."""
         detector = self.factory.create()
         detector.append(text)
         try:
@@ -42,6 +47,7 @@ class LangDetectService(object):
 
     @staticmethod
     def parse_input(item: Input):
+        """Returns the text (or list of texts) of one request."""
         content_type = item.get_property("Content-Type")
         if content_type is not None and content_type.startswith("text/"):
             return item.get_as_string()
@@ -57,12 +63,14 @@ class LangDetectService(object):
         raise ValueError('"inputs" must be a string or a list of strings')
 
     def predict(self, item: Input):
+        """Returns the languages of one request's text, or of each of its texts."""
         texts = self.parse_input(item)
         if isinstance(texts, str):
             return self.detect(texts)
         return [self.detect(text) for text in texts]
 
     def inference(self, inputs: Input) -> Output:
+        """Answers a request, or each request of a dynamic batch."""
         outputs = Output()
         try:
             batch = inputs.get_batches()
@@ -84,6 +92,7 @@ _service = LangDetectService()
 
 
 def handle(inputs: Input):
+    """handle is the entry point the worker calls for every request."""
     if not _service.initialized:
         _service.initialize(inputs.get_properties())
 

@@ -77,6 +77,7 @@ class ServiceTestCase(unittest.TestCase):
         cls.service.initialize({})
 
     def infer(self, request):
+        """Returns the service's answer to request."""
         return self.service.inference(request)
 
 
@@ -150,7 +151,7 @@ class InferenceTest(ServiceTestCase):
 class HandleTest(unittest.TestCase):
     def test_initialization_request_then_prediction(self):
         self.assertIsNone(model.handle(Input()))
-        self.assertTrue(model._service.initialized)
+        self.assertTrue(model._service.initialized)  # pylint: disable=protected-access
         got = answer(model.handle(json_request({"inputs": KNOWN[4][1]})))
         self.assertEqual(got[0]["label"], "it")
 

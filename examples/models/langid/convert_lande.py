@@ -153,6 +153,7 @@ def convert(package, out_dir):
 
 
 def main(argv):
+    """Converts lande's package into this folder's weights; returns the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("package", help="lande-1.0.10.tgz from `npm pack`, or its unpacked folder")
     parser.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)),

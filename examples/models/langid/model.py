@@ -15,6 +15,9 @@ Requests:
   a text/plain body                      -> same as {"inputs": "<body>"}
 """
 
+# handle() is DJL's usual entry point, as in the langdetect example.
+# pylint: disable=duplicate-code
+
 import json
 import logging
 import os

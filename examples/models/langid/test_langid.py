@@ -70,6 +70,7 @@ class ServiceTestCase(unittest.TestCase):
         cls.service.initialize({})
 
     def infer(self, request):
+        """Returns the service's answer to request."""
         return self.service.inference(request)
 
 
@@ -230,7 +231,7 @@ class InferenceTest(ServiceTestCase):
 class HandleTest(unittest.TestCase):
     def test_initialization_request_then_prediction(self):
         self.assertIsNone(model.handle(Input({"model_dir": HERE})))
-        self.assertTrue(model._service.initialized)
+        self.assertTrue(model._service.initialized)  # pylint: disable=protected-access
         got = answer(model.handle(json_request({"inputs": "Het regent al de hele dag."})))
         self.assertEqual(got[0]["label"], "nld")
 

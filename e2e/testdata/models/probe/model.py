@@ -14,7 +14,6 @@ the batch it travelled in, the number of the handler call that answered it
 (one call per batch, counted per worker process) and the worker's pid.
 """
 
-import json
 import os
 import time
 
@@ -24,16 +23,15 @@ SEEN = "seen.log"
 GATE_LIMIT = 120.0  # seconds a gated request waits for its file at most
 POLL = 0.01
 
-_name = None
-_calls = 0
+STATE = {"name": None, "calls": 0}  # the model's name, and the handler calls so far
 
 
 def handle(inputs: Input):
-    global _name, _calls
+    """Takes the model's name at initialization, then answers each request with its tag, batch and pid."""
     if inputs.is_empty():
-        _name = inputs.get_property("probe_name") or os.path.basename(os.getcwd())
+        STATE["name"] = inputs.get_property("probe_name") or os.path.basename(os.getcwd())
         return None
-    _calls += 1
+    STATE["calls"] += 1
     items = inputs.get_batches()
     for item in items:
         _record(item.get_property("x-probe-tag") or "")
@@ -45,10 +43,10 @@ def handle(inputs: Input):
     out = Output()
     for i, item in enumerate(items):
         answer = {
-            "model": _name,
+            "model": STATE["name"],
             "tag": item.get_property("x-probe-tag") or "",
             "batch_size": len(items),
-            "call": _calls,
+            "call": STATE["calls"],
             "pid": os.getpid(),
         }
         if inputs.is_batch():
@@ -61,7 +59,7 @@ def handle(inputs: Input):
 
 def _record(tag):
     """Appends one line to seen.log and makes it visible to readers at once."""
-    with open(SEEN, "a") as f:
+    with open(SEEN, "a", encoding="utf-8") as f:
         f.write(tag + "\n")
 
 

@@ -15,6 +15,7 @@ from djl_python import Input, Output
 
 
 def handle(inputs: Input):
+    """Fails, hangs or answers nothing as the action property asks; else echoes the request."""
     if inputs.is_empty():
         return None
     if inputs.is_batch():

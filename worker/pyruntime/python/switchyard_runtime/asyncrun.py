@@ -4,7 +4,7 @@ import asyncio
 import threading
 
 
-class AsyncRunner(object):
+class AsyncRunner:
     """AsyncRunner owns an event loop thread, started on first use.
 
     stop() ends the loop and waits for its thread.

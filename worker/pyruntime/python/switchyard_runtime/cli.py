@@ -63,7 +63,7 @@ def setup_logging(name, stream=None):
     root.setLevel(log_level(name))
 
 
-class ParentWatch(object):
+class ParentWatch:
     """ParentWatch ends the process when its parent dies (the parent id changes).
 
     A daemon thread checks every interval seconds; stop() ends it and waits.

@@ -5,22 +5,21 @@ from .results import error_reply
 from .wire import protocol
 
 
-def encode(code, message, props, keys, values):
-    """Returns a whole response frame; content values that are not bytes become bytes as Output.add makes them."""
-    return protocol.encode_response(code, message, props, keys, values, to_bytes)
+def _frame(code, message, props, keys, values):
+    """Returns a whole response frame, or a 500 frame when this one cannot be encoded.
 
-
-def _encode_or_500(code, message, props, keys, values):
+    Content values that are not bytes become bytes as Output.add makes them.
+    """
     try:
-        return encode(code, message, props, keys, values)
+        return protocol.encode_response(code, message, props, keys, values, to_bytes)
     except protocol.EncodeError as exc:
         bad = error_reply(500, str(exc))
-        return encode(bad.code, bad.message, bad.props, bad.keys, bad.values)
+        return protocol.encode_response(bad.code, bad.message, bad.props, bad.keys, bad.values)
 
 
 def reply_frame(reply, props):
     """Returns the whole response frame of reply with props; a 500 frame if it cannot be encoded."""
-    return _encode_or_500(reply.code, reply.message, props, reply.keys, reply.values)
+    return _frame(reply.code, reply.message, props, reply.keys, reply.values)
 
 
 def stream_head(reply, props):
@@ -38,4 +37,4 @@ def own_frame(result):
     if type(result) is not Output or result.stream_content is not None or result._finalizers:
         return None
     content = result.content
-    return _encode_or_500(result.code, result.message, result.properties, content.keys, content.values)
+    return _frame(result.code, result.message, result.properties, content.keys, content.values)

@@ -76,7 +76,7 @@ def import_path(path):
     return module
 
 
-class Handler(object):
+class Handler:
     """Handler is a loaded handler module and the functions looked up in it."""
 
     def __init__(self, module, default_function=DEFAULT_FUNCTION):

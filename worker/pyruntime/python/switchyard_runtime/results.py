@@ -14,7 +14,7 @@ from .djl.outputs import Output, encode_json, to_bytes
 from .djl.pairlist import PairList
 
 
-class Reply(object):
+class Reply:
     """Reply is a normalized answer: status, properties and content or a stream."""
 
     __slots__ = ("code", "message", "props", "keys", "values", "stream", "formatter", "source")
@@ -67,7 +67,7 @@ def _from_own(output):
     reply = Reply(int(output.code), output.message, output.properties, content.keys, content.values)
     reply.stream = output.stream_content
     reply.formatter = output.stream_output_formatter
-    if output._finalizers:
+    if output._finalizers:  # pylint: disable=protected-access  # the runtime's own Output
         reply.source = output
     return reply
 

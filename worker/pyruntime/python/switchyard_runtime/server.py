@@ -22,7 +22,7 @@ SHUTDOWN_GRACE = 5.0  # seconds the asyncio loop gets to wind down at the end
 _log = logging.getLogger("switchyard.server")
 
 
-class Server(object):
+class Server:
     """Server serves one connection from the front-end until it closes.
 
     serve() reads the initialization request, loads the handler, then answers

@@ -24,7 +24,7 @@ DEFAULT_POOL_SIZE = 32
 _log = logging.getLogger("switchyard.tracked")
 
 
-class Job(object):
+class Job:
     """Job is one tracked request; finished turns true once its last frame is sent."""
 
     __slots__ = ("tid", "finished", "future")
@@ -35,7 +35,7 @@ class Job(object):
         self.future = None
 
 
-class Tracked(object):
+class Tracked:
     """Tracked runs tracked requests concurrently and writes their frames.
 
     It owns a thread pool of pool_size threads; close() stops taking work and

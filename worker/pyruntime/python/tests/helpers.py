@@ -22,7 +22,7 @@ def make_model(test, files):
     for name, source in files.items():
         path = os.path.join(folder, name)
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
+        with open(path, "w", encoding="utf-8") as f:
             f.write(textwrap.dedent(source))
     return folder
 
@@ -39,7 +39,16 @@ def keep_import_state(test):
     test.addCleanup(restore)
 
 
-class Worker(object):
+def numpy_or_skip(test):
+    """Returns numpy, or skips the test without it."""
+    try:
+        import numpy
+    except ImportError:
+        test.skipTest("numpy is not installed")
+    return numpy
+
+
+class Worker:
     """Worker runs a Server on one end of a socketpair in a thread; the test is the front-end."""
 
     def __init__(self, model_dir, entry_point=None, device_id="-1"):

@@ -1,5 +1,8 @@
 """The asyncio loop thread."""
 
+# These tests look inside the objects they check.
+# pylint: disable=protected-access
+
 import asyncio
 import threading
 import unittest

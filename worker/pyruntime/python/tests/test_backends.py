@@ -39,6 +39,7 @@ class ChoiceTest(unittest.TestCase):
         keep_import_state(self)
 
     def load(self, files, props, fakes=False):
+        """Loads a model folder holding files with props; returns the folder and the Handler."""
         folder = make_model(self, files)
         if fakes:
             use_fakes(self)

@@ -26,6 +26,7 @@ class UnitTest(unittest.TestCase):
 @unittest.skipIf(REAL, "real backend packages are installed: %s" % REAL)
 class PipelineWorkerTest(unittest.TestCase):
     def start(self, task, **props):
+        """Starts a worker on the fake pipeline for task; returns it and the init response, or the fake transformers."""
         worker = start_worker(self, make_model(self, {"config.json": GPT2}))
         sys.path.insert(0, FAKES)
         resp = worker.init(rolling_batch="disable", task=task, model_name="hf", **props)
@@ -37,6 +38,7 @@ class PipelineWorkerTest(unittest.TestCase):
         return worker, sys.modules["transformers"]
 
     def call(self, worker, body, content_type="application/json", **props):
+        """Sends body (bytes, or JSON) and returns the response."""
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
         return worker.call(dict(props, **{"content-type": content_type}), [("data", data)])
 

@@ -1,5 +1,8 @@
 """The vllm backend of the generative handler, on the fake vllm package."""
 
+# These tests look inside the objects they check.
+# pylint: disable=protected-access
+
 import json
 import sys
 import unittest
@@ -14,7 +17,8 @@ TIMEOUT = 60  # a bound on waits so a broken runtime fails instead of hanging
 MAX_FRAMES = 100
 
 
-class Completion(object):
+class Completion:
+    """Completion is shaped like vLLM's CompletionOutput."""
     def __init__(self, text, token_ids, finish_reason=None, stop_reason=None):
         self.text, self.token_ids = text, token_ids
         self.finish_reason, self.stop_reason = finish_reason, stop_reason
@@ -73,6 +77,7 @@ class VllmWorkerTest(unittest.TestCase):
         self.addCleanup(self.engine.gate.release, 1000)
 
     def start(self, tid, body):
+        """Sends a tracked request with a JSON body."""
         self.worker.send({"request_tracking_id": tid}, [("data", json.dumps(body).encode())])
 
     def frames(self, tid):
@@ -85,7 +90,7 @@ class VllmWorkerTest(unittest.TestCase):
             lines += [json.loads(c) for c in resp.chunks]
             if resp.error is not None:
                 return lines, resp.error, first
-        self.fail("the stream did not end")
+        raise self.failureException("the stream did not end")
 
     def test_streamed_chat(self):
         self.start("s1", {"messages": [{"role": "user", "content": "hi"}], "stream": True, "max_tokens": 4,
@@ -145,8 +150,8 @@ class VllmWorkerTest(unittest.TestCase):
                   "could not find a handler for this request: a model with rolling_batch=vllm expects a "
                   "ChatCompletionRequest or CompletionRequest"),
                  ("wrong type", {"messages": [{"role": "user", "content": None}]}, "messages[0].content is required"),
-                 ("tools", {"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function",
-                                                                                    "function": {"name": "f"}}]},
+                 ("tools", {"messages": [{"role": "user", "content": "x"}],
+                            "tools": [{"type": "function", "function": {"name": "f"}}]},
                   "tools: this model's handler does not call tools"),
                  ("context", {"prompt": " ".join(["w"] * 64), "stream": True},
                   "this model's context length is 64 tokens, and no room is left for an answer after 64 tokens "

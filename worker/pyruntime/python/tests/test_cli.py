@@ -1,5 +1,8 @@
 """Command line, logging and the parent watch."""
 
+# These tests look inside the objects they check.
+# pylint: disable=protected-access
+
 import io
 import logging
 import threading

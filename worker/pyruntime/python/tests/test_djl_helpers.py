@@ -20,7 +20,7 @@ switchyard_runtime.ensure_djl_python()
 from djl_python import Input, Output  # noqa: E402
 from djl_python import encode_decode, test_model  # noqa: E402
 
-from tests.helpers import RUNTIME_DIR, keep_import_state, make_model  # noqa: E402
+from tests.helpers import RUNTIME_DIR, keep_import_state, make_model, numpy_or_skip  # noqa: E402
 
 TIMEOUT = 60
 
@@ -83,14 +83,6 @@ def handle(inputs):
     _sent["queue"] = [p for p in pending if p]
     return out
 """
-
-
-def numpy_or_skip(test):
-    try:
-        import numpy
-    except ImportError:
-        test.skipTest("numpy is not installed")
-    return numpy
 
 
 class RequestTest(unittest.TestCase):
@@ -219,7 +211,8 @@ class HandlerTest(unittest.TestCase):
         folder = make_model(self, {"model.py": HANDLER})
         env = dict(os.environ, PYTHONPATH=os.path.join(RUNTIME_DIR, "shim"), PYTHONDONTWRITEBYTECODE="1")
         out = subprocess.run([sys.executable, "-m", "djl_python.test_model", "--model-dir", folder,
-                              "--input", '{"inputs": "cli"}'], capture_output=True, timeout=TIMEOUT, env=env)
+                              "--input", '{"inputs": "cli"}'],
+                             check=False, capture_output=True, timeout=TIMEOUT, env=env)
         self.assertEqual(out.returncode, 0, out.stderr.decode())
         lines = out.stdout.decode().splitlines()
         self.assertTrue(lines[0].startswith("output: "), lines)

@@ -21,7 +21,7 @@ NOOP_MODEL = os.path.join(RUNTIME_DIR, "bench", "noop")
 TIMEOUT = 60  # a bound on waits so a broken engine fails instead of hanging
 
 
-class Process(object):
+class Process:
     """Process is a started engine (or bench script) and the front-end's connection to it."""
 
     def __init__(self, test, script, model_dir, *extra, sock_path=None):
@@ -34,6 +34,8 @@ class Process(object):
         self.argv = [sys.executable, script, "--sock-type", "unix", "--sock-name", self.sock_path,
                      "--model-dir", model_dir, "--device-id", "-1"] + list(extra)
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=RUNTIME_DIR)
+        # The process outlives this method: _stop, a cleanup, ends it and closes its pipes.
+        # pylint: disable-next=consider-using-with
         self.proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      cwd=model_dir, env=env)
         test.addCleanup(self._stop)
@@ -41,23 +43,28 @@ class Process(object):
         self.reader = None
 
     def ready_line(self):
+        """Returns the engine's first line on stdout, or None when none comes in time."""
         ready, _, _ = select.select([self.proc.stdout], [], [], TIMEOUT)
         return self.proc.stdout.readline().decode().strip() if ready else None
 
     def connect(self):
+        """Connects to the engine's socket."""
         self.conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.conn.connect(self.sock_path)
         self.reader = self.conn.makefile("rb")
 
     def call(self, props, items=()):
+        """Sends a request and reads its response."""
         self.conn.sendall(protocol.encode_request(props, items))
         return protocol.read_response(self.reader.read)
 
     def hang_up(self):
+        """Closes the front-end's end of the connection."""
         self.reader.close()
         self.conn.close()
 
     def wait(self):
+        """Waits for the engine to exit and returns its status."""
         try:
             return self.proc.wait(TIMEOUT)
         finally:
@@ -132,7 +139,7 @@ class EngineTest(unittest.TestCase):
 
     def test_tcp_rejected(self):
         out = subprocess.run([sys.executable, ENGINE, "--sock-type", "tcp", "--port", "9000", "--model-dir",
-                              ECHO_MODEL], capture_output=True, timeout=TIMEOUT)
+                              ECHO_MODEL], check=False, capture_output=True, timeout=TIMEOUT)
         self.assertEqual(out.returncode, 2)
         self.assertIn(b"--sock-type tcp is not supported", out.stderr)
 
@@ -156,7 +163,7 @@ class EngineTest(unittest.TestCase):
         sock = os.path.join(folder, "s")
         self.addCleanup(_remove, sock)
         out = subprocess.run([sys.executable, "-c", starter, sys.executable, ENGINE, "--sock-name", sock,
-                              "--model-dir", ECHO_MODEL], capture_output=True, timeout=TIMEOUT)
+                              "--model-dir", ECHO_MODEL], check=False, capture_output=True, timeout=TIMEOUT)
         pid_line, ready = out.stdout.decode().split("\n")[:2]
         self.assertEqual(ready, cli.READY_LINE)
         self.assertTrue(_wait_gone(int(pid_line)), "the engine outlived its parent")
@@ -166,7 +173,7 @@ def _wait_gone(pid):
     deadline = time.monotonic() + TIMEOUT
     while time.monotonic() < deadline:
         try:
-            with open("/proc/%d/stat" % pid) as f:
+            with open("/proc/%d/stat" % pid, encoding="utf-8") as f:
                 if f.read().split(")")[1].split()[0] == "Z":
                     return True
         except FileNotFoundError:

@@ -12,12 +12,14 @@ USER = {"role": "user", "content": "hi"}
 
 
 def chat(**fields):
+    """Returns a chat request body with fields added."""
     body = {"messages": [USER]}
     body.update(fields)
     return body
 
 
 def gen(**params):
+    """Returns a generation request body with params."""
     return {"inputs": "prompt", "parameters": params}
 
 
@@ -274,7 +276,7 @@ class FuzzTest(unittest.TestCase):
                                                         "function": {"name": "weather", "arguments": "{}"}}]},
             {"role": "tool", "tool_call_id": "c", "content": "ok"}])
         seeds = [json.dumps(b).encode() for b in (chat(stream=True, stop=["a"]), gen(max_new_tokens=3),
-                                                   {"prompt": "p", "max_tokens": 2}, tool_chat)]
+                                                  {"prompt": "p", "max_tokens": 2}, tool_chat)]
         for i in range(2000):
             data = bytearray(rng.choice(seeds))
             for _ in range(rng.randint(1, 4)):

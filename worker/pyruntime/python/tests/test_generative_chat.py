@@ -5,6 +5,9 @@ checkout, at examples/models/chat; the tests are skipped where it is not
 there (an unpacked runtime) or torch and sentencepiece are missing.
 """
 
+# These tests look inside the objects they check.
+# pylint: disable=protected-access
+
 import importlib
 import json
 import os
@@ -36,18 +39,20 @@ QUESTION = [{"role": "user", "content": "What does cruft mean?"}]
 
 
 def request(body, **props):
+    """Returns the Input of a JSON request (body as bytes, or to encode) with props."""
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
     return Input(dict(props, **{"content-type": "application/json"}), PairList(["data"], [data]))
 
 
 def read_lines(stream):
+    """Returns a stream's JSON lines, each checked to end in exactly one newline."""
     raw = list(stream)
     for line in raw:
         assert line.endswith(b"\n") and line.count(b"\n") == 1, line
     return [json.loads(line) for line in raw]
 
 
-class Spy(object):
+class Spy:
     """Spy records the engine Sequences submitted and sets an event when one is canceled."""
 
     def __init__(self, engine):
@@ -57,6 +62,7 @@ class Spy(object):
         engine.submit = self.submit
 
     def submit(self, *args, **kwargs):
+        """Submits a sequence whose cancel is recorded."""
         seq = self._submit(*args, **kwargs)
         cancel = seq.cancel
 
@@ -95,6 +101,7 @@ class ChatHandleTest(unittest.TestCase):
         self.engine.submit = self.spy._submit
 
     def handle(self, body, **props):
+        """Returns the handler's Output for body."""
         return self.module.handle(request(body, **props))
 
     def test_streamed_chat(self):
@@ -223,6 +230,7 @@ class ChatWorkerTest(unittest.TestCase):
         self.spy = Spy(model.engine)
 
     def start(self, tid, body):
+        """Sends a tracked request with a JSON body."""
         self.worker.send({"request_tracking_id": tid, "content-type": "application/json"},
                          [("data", json.dumps(body).encode())])
 

@@ -12,10 +12,11 @@ PIECES = [Piece(11, "Hel"), Piece(12, "lo"), Piece(13, "!")]
 
 
 def lines_of(stream):
+    """Returns the JSON lines of a stream."""
     return [json.loads(line) for line in stream]
 
 
-class Source(object):
+class Source:
     """Source is a closable event iterator that records whether it was closed."""
 
     def __init__(self, events, fail_at=None):
@@ -36,6 +37,7 @@ class Source(object):
         return self.events[self.taken - 1]
 
     def close(self):
+        """Records that the source was closed."""
         self.closed = True
 
 
@@ -171,6 +173,7 @@ class JsonLinesTest(unittest.TestCase):
 
 class WholeAnswerTest(unittest.TestCase):
     def result(self, reason="eos", prompt_tokens=5):
+        """Returns the Result of PIECES ended with reason."""
         return genoutput.collect(Source(PIECES + [Done(reason, prompt_tokens)]))
 
     def test_collect(self):

@@ -5,19 +5,13 @@ import unittest
 
 from djl_python import Input
 from djl_python.pair_list import PairList
+from tests.helpers import numpy_or_skip
 
 
 def make(props=None, items=()):
+    """Returns an Input of props and items ((key, value) pairs)."""
     items = list(items)
     return Input(dict(props or {}), PairList([k for k, _ in items], [v for _, v in items]))
-
-
-def numpy_or_skip(test):
-    try:
-        import numpy
-    except ImportError:
-        test.skipTest("numpy is not installed")
-    return numpy
 
 
 class InputTest(unittest.TestCase):
@@ -112,7 +106,7 @@ class BatchTest(unittest.TestCase):
 
     def test_keys_in_order_and_extra_items(self):
         inp = make({"batch_size": "2"}, [("batch_001.data", b"b"), ("batch_000.data", b"a"),
-                                          ("batch_001.q", b"z"), ("shared", b"s")])
+                                         ("batch_001.q", b"z"), ("shared", b"s")])
         first, second = inp.get_batches()
         self.assertEqual(first.get_content().items(), [("shared", b"s"), ("data", b"a")])
         self.assertEqual(second.get_content().items(), [("shared", b"s"), ("data", b"b"), ("q", b"z")])

@@ -16,11 +16,12 @@ from tests import make_wheel
 
 PIP_PYTHON = os.environ.get("SWITCHYARD_TEST_PIP_PYTHON", "/usr/bin/python3")
 HAVE_PIP = os.path.exists(PIP_PYTHON) and subprocess.run(
-    [PIP_PYTHON, "-m", "pip", "--version"], capture_output=True).returncode == 0
+    [PIP_PYTHON, "-m", "pip", "--version"], check=False, capture_output=True).returncode == 0
 PIP_TIMEOUT = 300  # a bound so a stuck pip fails the test instead of hanging it
 
 
 def temp_dir(test):
+    """Returns a temporary folder, removed after the test."""
     folder = tempfile.mkdtemp(prefix="switchyard-wheel-")
     test.addCleanup(shutil.rmtree, folder, True)
     return folder
@@ -65,16 +66,17 @@ class PipTest(unittest.TestCase):
         root = temp_dir(self)
         wheels, target = os.path.join(root, "wheels"), os.path.join(root, "target")
         script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "make_wheel.py")
-        made = subprocess.run([sys.executable, script, wheels], capture_output=True, text=True, timeout=PIP_TIMEOUT)
+        made = subprocess.run([sys.executable, script, wheels], check=False, capture_output=True, text=True,
+                              timeout=PIP_TIMEOUT)
         self.assertEqual(made.returncode, 0, made.stderr)
         self.assertEqual(made.stdout.strip(), os.path.join(wheels, "sytoy-0.1-py3-none-any.whl"))
         pip = subprocess.run([PIP_PYTHON, "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
                               "--no-index", "--find-links", wheels, "--target", target, "sytoy"],
-                             capture_output=True, text=True, timeout=PIP_TIMEOUT)
+                             check=False, capture_output=True, text=True, timeout=PIP_TIMEOUT)
         self.assertEqual(pip.returncode, 0, pip.stdout + pip.stderr)
         env = dict(os.environ, PYTHONPATH=target)
         used = subprocess.run([PIP_PYTHON, "-c", "import sytoy; print(sytoy.greet('switchyard'))"],
-                              capture_output=True, text=True, env=env, timeout=PIP_TIMEOUT)
+                              check=False, capture_output=True, text=True, env=env, timeout=PIP_TIMEOUT)
         self.assertEqual(used.stdout.strip(), "sytoy 0.1 greets switchyard", used.stderr)
 
 

@@ -13,10 +13,11 @@ class OutOfMemoryError(RuntimeError):
     """Named like torch.cuda.OutOfMemoryError."""
 
 
-class FakeDJLOutput(object):
+class FakeDJLOutput:
     """An object shaped like a real djl_python Output (its own PairList class)."""
 
-    class Pairs(object):
+    class Pairs:
+        """Pairs is a PairList of another class."""
         def __init__(self):
             self.keys, self.values = ["data"], [bytearray(b"x")]
 

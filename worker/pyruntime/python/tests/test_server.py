@@ -67,6 +67,7 @@ class RequestTest(unittest.TestCase):
         self.assertEqual(self.worker.init().code, 200)
 
     def call(self, handler, body=b"", **props):
+        """Sends body to the echo model's handler function and returns the response."""
         props["handler"] = handler
         return self.worker.call(props, [("data", body)])
 

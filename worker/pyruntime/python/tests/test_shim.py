@@ -1,6 +1,7 @@
 """The djl_python shim: import paths, and that a real djl_python wins."""
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -12,9 +13,10 @@ TIMEOUT = 60
 
 
 def run_python(code, extra_path=()):
+    """Runs code in a fresh interpreter with the runtime (and extra_path) on PYTHONPATH."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([RUNTIME_DIR] + list(extra_path)),
                PYTHONDONTWRITEBYTECODE="1")
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=TIMEOUT, env=env)
+    return subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, timeout=TIMEOUT, env=env)
 
 
 class ShimTest(unittest.TestCase):
@@ -35,9 +37,9 @@ print("ok")
 
     def test_real_djl_python_wins(self):
         folder = tempfile.mkdtemp(prefix="djl-")
-        self.addCleanup(lambda: subprocess.run(["rm", "-rf", folder]))
+        self.addCleanup(shutil.rmtree, folder, True)
         os.makedirs(os.path.join(folder, "djl_python"))
-        with open(os.path.join(folder, "djl_python", "__init__.py"), "w") as f:
+        with open(os.path.join(folder, "djl_python", "__init__.py"), "w", encoding="utf-8") as f:
             f.write("REAL = True\n")
         code = """
 import switchyard_runtime

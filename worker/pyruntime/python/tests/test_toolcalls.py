@@ -10,6 +10,7 @@ from switchyard_runtime.generative.outputs import Done, Piece
 
 
 def ids():
+    """Returns a function that makes the call ids call_1, call_2, ..."""
     n = [0]
 
     def new_id():
@@ -19,6 +20,7 @@ def ids():
 
 
 def pieces(*texts):
+    """Returns one Piece per text."""
     return [Piece(100 + i, t) for i, t in enumerate(texts)]
 
 
@@ -28,6 +30,7 @@ def run(texts, reason="eos"):
 
 
 def call(index, name, args):
+    """Returns the whole tool call at index, with the id the test's ids() gives it."""
     return {"index": index, "id": "call_%d" % (index + 1), "type": "function",
             "function": {"name": name, "arguments": args}}
 
@@ -70,13 +73,15 @@ class HermesTest(unittest.TestCase):
                 self.assertEqual(toolcalls.parse_call(block), want)
 
     def test_closing_closes_the_source(self):
-        class Source(object):
+        class Source:
+            """Source is an event source that records whether it was closed."""
             closed = False
 
             def __iter__(self):
                 return iter(pieces("a", "b"))
 
             def close(self):
+                """Records that the source was closed."""
                 self.closed = True
         source = Source()
         events = toolcalls.filter_events(source)

@@ -19,12 +19,15 @@ class TrackedTest(unittest.TestCase):
             items.put(None)
 
     def start(self, tid, handler, body=b""):
+        """Sends a tracked request to handler."""
         self.worker.send({"request_tracking_id": tid, "handler": handler}, [("data", body)])
 
     def piece(self):
+        """Reads one tracked frame."""
         return self.worker.read(max_chunks=1)
 
     def assert_piece(self, resp, tid, chunk=None, end=None):
+        """Checks a tracked frame of tid: its one chunk, or its end text."""
         self.assertTrue(resp.streamed)
         self.assertEqual(resp.props["request_tracking_id"], tid)
         if chunk is not None:

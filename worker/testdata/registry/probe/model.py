@@ -30,14 +30,16 @@ if os.path.exists(os.path.join(_HERE, "GATE")):
         time.sleep(0.01)
 
 if os.path.exists(os.path.join(_HERE, "SINGLE")):
-    _LOCK = open(os.path.join(_HERE, "SINGLE"), "a")
+    # Held open, and so locked, for as long as the worker runs.
+    _LOCK = open(os.path.join(_HERE, "SINGLE"), "a", encoding="utf-8")  # pylint: disable=consider-using-with
     try:
         fcntl.flock(_LOCK, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        raise RuntimeError("probe: another worker holds SINGLE")
+    except BlockingIOError as exc:
+        raise RuntimeError("probe: another worker holds SINGLE") from exc
 
 
 def handle(inputs: Input):
+    """Declares the probe's properties at initialization, then answers requests."""
     if inputs.is_empty():
         return _declare(inputs.get_properties())
     if inputs.is_batch():

@@ -28,10 +28,10 @@ import sys
 import types
 
 from switchyard_runtime import loader
+from switchyard_runtime.djl.outputs import encode_json
 
 from .inputs import Input
 from .np_util import to_nd_list
-from .outputs import Output
 from .pair_list import PairList
 
 __all__ = [
@@ -60,7 +60,7 @@ def _request(content_type, data, key=None):
 
 def create_json_request(json_data, key=None):
     """Returns a request whose body (content key, default "data") is json_data as JSON."""
-    return _request("application/json", Output._encode_json(json_data), key)
+    return _request("application/json", encode_json(json_data), key)
 
 
 def create_text_request(text, key=None):
@@ -104,7 +104,7 @@ def create_concurrent_batch_request(inputs, properties=None, serving_properties=
             batch["batch_%03d_%s" % (index, name)] = value
     content = PairList()
     for index, data in enumerate(inputs):
-        content.add("batch_%03d_data" % index, Output._encode_json(data))
+        content.add("batch_%03d_data" % index, encode_json(data))
     request = Input()
     request.properties = batch
     request.content = content
@@ -165,7 +165,7 @@ def load_properties(properties_dir):
     if not properties_dir or not os.path.exists(path):
         return {}
     props = {}
-    with open(path) as f:
+    with open(path, encoding="utf-8") as f:
         for line in f:
             if not line.strip() or line.startswith("#"):
                 continue
@@ -186,7 +186,7 @@ def update_properties_with_env_vars(kwargs):
     return kwargs
 
 
-class _Service(object):
+class _Service:
     """_Service calls one function of a loaded handler module, as a worker does."""
 
     def __init__(self, module, model_dir):
@@ -194,11 +194,12 @@ class _Service(object):
         self.model_dir = model_dir
 
     def invoke_handler(self, function_name, inputs):
+        """Calls the handler module's function_name with inputs, model_dir set."""
         inputs.properties["model_dir"] = self.model_dir
         return getattr(self.module, function_name)(inputs)
 
 
-class TestHandler(object):
+class TestHandler:
     """TestHandler runs a handler without a server.
 
     entry_point is a handler module, or the name of one (a .py file in

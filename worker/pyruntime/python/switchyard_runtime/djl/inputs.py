@@ -13,7 +13,7 @@ from .pairlist import PairList
 _BATCH_KEY = re.compile(r"batch_(\d+)[._](.*)", re.DOTALL)
 
 
-class Input(object):
+class Input:
     """Input is one request (or one dynamic batch): properties plus content.
 
     properties maps names (HTTP headers in lower case, request_id, ...) to
@@ -105,8 +105,8 @@ class Input(object):
         if key:
             try:
                 return content.values[content.keys.index(key)]
-            except ValueError:
-                raise KeyError("requested data for key:%s is not found!" % key)
+            except ValueError as exc:
+                raise KeyError("requested data for key:%s is not found!" % key) from exc
         if "data" in content.keys:
             return content.values[content.keys.index("data")]
         return content.values[0]
@@ -140,7 +140,7 @@ class Input(object):
 
     def get_as_image(self, key=None):
         """Returns a content item opened with PIL (Pillow must be installed)."""
-        from PIL import Image
+        from PIL import Image  # pylint: disable=import-error  # optional: only this method needs it
 
         return Image.open(io.BytesIO(bytes(self._required(key))))
 

@@ -42,7 +42,7 @@ def encode_npz(arrays):
     return buf.getvalue()
 
 
-class _Cursor(object):
+class _Cursor:
     """_Cursor reads big-endian fields from a bytes-like object."""
 
     def __init__(self, data):

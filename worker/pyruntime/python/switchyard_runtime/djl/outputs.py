@@ -47,7 +47,7 @@ def _item_key(key, batch_index):
     return "batch_%d.%s" % (batch_index, "data" if key is None else key)
 
 
-class Output(object):
+class Output:
     """Output is a handler's answer: status, properties and content or a stream.
 
     The methods that change it return the Output itself, so calls chain.

@@ -6,7 +6,7 @@ that reaches into them keeps working.
 """
 
 
-class PairList(object):
+class PairList:
     """PairList holds ordered (key, value) pairs in two parallel lists."""
 
     __slots__ = ("keys", "values")

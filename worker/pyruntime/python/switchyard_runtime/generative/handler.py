@@ -25,7 +25,7 @@ from . import toolcalls
 from .schemas import RequestError, default_max_tokens
 
 
-class Settings(object):
+class Settings:
     """Settings are what every backend needs: folder, name, properties, token default."""
 
     def __init__(self, props):
@@ -69,7 +69,7 @@ def make_backend(settings):
     raise RuntimeError("the generative handler has no backend for rolling_batch=%s" % settings.mode)
 
 
-class GenerativeService(object):
+class GenerativeService:
     """GenerativeService answers one model's requests through its backend."""
 
     def __init__(self):

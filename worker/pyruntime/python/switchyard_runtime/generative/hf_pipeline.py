@@ -72,7 +72,7 @@ def token_pieces(tokenizer, ids, text):
     return pieces
 
 
-class PipelineBackend(object):
+class PipelineBackend:
     """PipelineBackend answers requests with one transformers pipeline."""
 
     def __init__(self, settings):

@@ -40,7 +40,7 @@ NO_FINISH = "the generation ended without a finish reason"
 _log = logging.getLogger("switchyard.genoutput")
 
 
-class Piece(object):
+class Piece:
     """Piece is one generated token: its id, the text it adds (maybe "") and tool-call deltas.
 
     tool_calls, when set, is a list of OpenAI streamed tool-call deltas that
@@ -58,7 +58,7 @@ class Piece(object):
         return "Piece(%d, %r, %r)" % (self.id, self.text, self.tool_calls)
 
 
-class Done(object):
+class Done:
     """Done ends a generation: finish_reason, token counts and an error text, if any.
 
     completion_tokens None means "count the pieces"; text None means "join
@@ -84,7 +84,7 @@ class Done(object):
         return "Done(%r, %r, %r, %r)" % (self.finish_reason, self.prompt_tokens, self.completion_tokens, self.error)
 
 
-class Result(object):
+class Result:
     """Result is a finished generation: text, tool calls, finish reason and token counts."""
 
     __slots__ = ("text", "finish_reason", "prompt_tokens", "completion_tokens", "error", "tool_calls",
@@ -151,7 +151,7 @@ def merge_tool_calls(calls, deltas):
     return calls
 
 
-class _Tally(object):
+class _Tally:
     """_Tally adds up the pieces of a generation: texts, token count and tool calls."""
 
     def __init__(self):
@@ -160,15 +160,17 @@ class _Tally(object):
         self.tool_calls = []
 
     def add(self, piece):
+        """Adds one generated token."""
         self.texts.append(piece.text)
         self.count += 1
         merge_tool_calls(self.tool_calls, piece.tool_calls)
 
     def result(self, done):
+        """Returns the Result of the pieces added, ended by done."""
         return Result("".join(self.texts), done, self.count, self.tool_calls)
 
 
-class _Lines(object):
+class _Lines:
     """_Lines turns events into lines (see the module doc)."""
 
     def __init__(self):
@@ -195,7 +197,7 @@ def failure_text(exc):
     return str(exc) or type(exc).__name__
 
 
-class JsonLines(object):
+class JsonLines:
     """JsonLines iterates the JSON lines of a synchronous event source.
 
     close() stops it and closes the source, even before the first line.
@@ -232,7 +234,7 @@ class JsonLines(object):
         _close(self._events)
 
 
-class AsyncJsonLines(object):
+class AsyncJsonLines:
     """AsyncJsonLines is JsonLines for an async event source; aclose() closes it."""
 
     def __init__(self, events):

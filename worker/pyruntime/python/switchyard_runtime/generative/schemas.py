@@ -71,7 +71,7 @@ class RequestError(ValueError):
         self.error_code = error_code
 
 
-class Capabilities(object):
+class Capabilities:
     """Capabilities are what a generative handler can honour.
 
     context_length is the number of tokens the prompt and the completion
@@ -80,7 +80,8 @@ class Capabilities(object):
     returns properties() in its answer to the initialization call.
     """
 
-    def __init__(self, context_length=None, tools=False, max_choices=1):
+    # tools is the keyword handlers pass; inside, it hides the function tools().
+    def __init__(self, context_length=None, tools=False, max_choices=1):  # pylint: disable=redefined-outer-name
         self.context_length = int(context_length) if context_length else None
         self.tools = bool(tools)
         self.max_choices = max(1, int(max_choices))
@@ -100,13 +101,14 @@ class Capabilities(object):
 NO_CAPABILITIES = Capabilities()
 
 
-class GenRequest(object):
+class GenRequest:  # pylint: disable=too-many-instance-attributes  # one flat record of a request's fields
     """GenRequest is a checked generative request with its sampling settings.
 
     kind is chat, generation or completion; messages (chat) or prompt (the
     others) holds the input. temperature 0 means greedy decoding.
     """
 
+    # pylint: disable-next=too-many-arguments
     def __init__(self, kind, max_new_tokens, temperature=DEFAULT_TEMPERATURE, top_p=1.0,
                  stop=None, seed=None, stream=False, details=False):
         self.kind = kind
@@ -137,8 +139,8 @@ def default_max_tokens(props):
         if raw not in (None, ""):
             try:
                 value = int(raw)
-            except ValueError:
-                raise ValueError("option.%s=%r is not a whole number" % (key, raw))
+            except ValueError as exc:
+                raise ValueError("option.%s=%r is not a whole number" % (key, raw)) from exc
             if value < 1:
                 raise ValueError("option.%s=%r must be at least 1" % (key, raw))
             return value
@@ -204,7 +206,7 @@ def decode_body(body):
     try:
         obj = json.loads(body if isinstance(body, str) else bytes(body).decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
-        raise RequestError("the request body is not valid JSON: %s" % exc)
+        raise RequestError("the request body is not valid JSON: %s" % exc) from exc
     if not isinstance(obj, dict):
         raise RequestError("the request body must be a JSON object, not %s" % _kind(obj))
     return obj

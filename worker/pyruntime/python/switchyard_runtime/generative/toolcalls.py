@@ -55,7 +55,7 @@ def parse_call(block):
     return obj["name"], json.dumps(args if args is not None else {}, ensure_ascii=False)
 
 
-class HermesFilter(object):
+class HermesFilter:
     """HermesFilter is the state of one generation's filter; see the module doc.
 
     push() takes one event and returns the events to pass on. new_id makes

@@ -77,7 +77,7 @@ def finish_reason(completion):
     return reason or "error"
 
 
-class Deltas(object):
+class Deltas:
     """Deltas turns vLLM's cumulative outputs into one Piece per new token.
 
     The new text goes with the last new token; when one output brings
@@ -100,7 +100,7 @@ class Deltas(object):
         return [genoutput.Piece(i, "") for i in ids[:-1]] + [genoutput.Piece(ids[-1], delta)]
 
 
-class VllmBackend(object):
+class VllmBackend:
     """VllmBackend answers generative requests with vLLM's async engine."""
 
     def __init__(self, settings):

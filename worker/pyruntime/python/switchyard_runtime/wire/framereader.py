@@ -5,7 +5,7 @@ from . import protocol
 READ_BUFFER = 256 << 10
 
 
-class FrameReader(object):
+class FrameReader:
     """FrameReader reads request frames from a socket with recv_into.
 
     A frame that fits in the buffer is parsed from one snapshot of the bytes
@@ -82,14 +82,7 @@ class FrameReader(object):
             return out
         pieces = [bytes(self._view[self._start:self._end])]
         self._start = self._end = 0
-        n -= held
-        while n > 0:
-            piece = self._read_some(n)
-            if not piece:
-                break
-            pieces.append(piece)
-            n -= len(piece)
-        return b"".join(pieces)
+        return protocol.read_pieces(self._read_some, n - held, pieces)
 
     def _read_some(self, n):
         """Reads at most n bytes (at most one buffer's worth) into a new bytes object."""

@@ -47,8 +47,8 @@ def read_request(read, max_item=DEFAULT_MAX_ITEM):
     try:
         props = _read_pairs(read, _count(head), max_item)
         keys, values = _read_items(read, _count(read(2)), max_item)
-    except struct.error:
-        raise ProtocolError("protocol: connection closed inside a frame")
+    except struct.error as exc:
+        raise ProtocolError("protocol: connection closed inside a frame") from exc
     return props, keys, values
 
 
@@ -75,7 +75,7 @@ def _read_string(read, max_item=DEFAULT_MAX_ITEM):
         raise ProtocolError("protocol: bad string length %d" % n)
     if n > max_item:
         raise ProtocolError("protocol: string length %d over %d" % (n, max_item))
-    raw = read(n) if n <= BIG_READ else _read_big(read, n)
+    raw = read(n) if n <= BIG_READ else read_pieces(read, n)
     if len(raw) != n:
         raise ProtocolError("protocol: connection closed inside a string")
     return raw.decode("utf-8", "replace")
@@ -97,15 +97,19 @@ def read_bytes(read, max_item=DEFAULT_MAX_ITEM):
     if n <= BIG_READ:
         raw = read(n)
     else:
-        raw = _read_big(read, n)
+        raw = read_pieces(read, n)
     if len(raw) != n:
         raise ProtocolError("protocol: connection closed inside an item")
     return raw
 
 
-def _read_big(read, n):
-    """Reads n bytes in pieces, so memory grows only with what has arrived."""
-    pieces = []
+def read_pieces(read, n, pieces=None):
+    """Reads n bytes in pieces of at most BIG_READ and returns them joined after pieces.
+
+    Memory grows only with what has arrived; fewer bytes come back only at
+    end of stream.
+    """
+    pieces = [] if pieces is None else pieces
     while n > 0:
         piece = read(min(n, BIG_READ))
         if not piece:
@@ -174,9 +178,9 @@ def _parse_items(data, pos, max_item):
 
 
 def _null(n):
-    if n != -1:
-        raise ProtocolError("protocol: bad string length %d" % n)
-    return None
+    if n == -1:
+        return None
+    raise ProtocolError("protocol: bad string length %d" % n)
 
 
 # --- writing -----------------------------------------------------------------
@@ -315,7 +319,7 @@ def encode_request(props, items=()):
     return b"".join(parts)
 
 
-class Response(object):
+class Response:
     """Response is a decoded response frame.
 
     For a streamed frame, chunks holds the chunk payloads read and error the
@@ -348,8 +352,8 @@ def read_response(read, max_chunks=None, max_item=DEFAULT_MAX_ITEM):
         return None
     try:
         return _read_response(read, head, max_chunks, max_item)
-    except struct.error:
-        raise ProtocolError("protocol: connection closed inside a frame")
+    except struct.error as exc:
+        raise ProtocolError("protocol: connection closed inside a frame") from exc
 
 
 def _read_response(read, head, max_chunks, max_item):

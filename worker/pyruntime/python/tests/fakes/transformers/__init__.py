@@ -5,6 +5,9 @@ at most), or ANSWER when a test sets it; text-classification labels every
 input POSITIVE. Calls are recorded in CALLS.
 """
 
+# The fakes take the arguments of the real API, used or not.
+# pylint: disable=unused-argument
+
 EOS_AFTER = 5
 ANSWER = None  # when set, the text every text-generation call answers
 CALLS = []  # (task, inputs, kwargs) of every pipeline call
@@ -12,13 +15,14 @@ SEEDS = []
 
 
 def set_seed(seed):
+    """Records the seed."""
     SEEDS.append(seed)
 
 
 WORDS = []  # the words other than w<n> that a Tokenizer has seen; word i has id 1000 + i
 
 
-class Tokenizer(object):
+class Tokenizer:
     """Tokenizer: one id per space-separated word ("w<n>" is id n); a 64-token context.
 
     decode puts a space before every word, so " a b" survives encode and decode.
@@ -27,9 +31,11 @@ class Tokenizer(object):
     model_max_length = 64
 
     def encode(self, text, add_special_tokens=True):
+        """Returns one id per word of text."""
         return [self._id(w) for w in text.split()]
 
     def decode(self, ids):
+        """Returns the words of ids, each after a space."""
         return "".join(" " + (WORDS[i - 1000] if i >= 1000 else "w%d" % i) for i in ids)
 
     @staticmethod
@@ -41,13 +47,15 @@ class Tokenizer(object):
         return 1000 + WORDS.index(word)
 
     def apply_chat_template(self, messages, tokenize=True, add_generation_prompt=False, tools=None):
+        """Returns the messages as one line of role: content pairs."""
         text = " ".join("%s: %s" % (m["role"], m["content"]) for m in messages)
         if tools:
             text = "tools: %s %s" % (",".join(t["function"]["name"] for t in tools), text)
         return text + (" assistant:" if add_generation_prompt else "")
 
 
-class Pipeline(object):
+class Pipeline:
+    """Pipeline is a fake transformers pipeline for one task."""
     def __init__(self, task, model, device):
         self.task, self.model, self.device = task, model, device
         self.tokenizer = Tokenizer()
@@ -63,4 +71,5 @@ class Pipeline(object):
 
 
 def pipeline(task=None, model=None, device=-1, **kwargs):
+    """Returns a Pipeline for task (text-generation by default)."""
     return Pipeline(task or "text-generation", model, device)

@@ -7,6 +7,9 @@ when a stop string appears; the text is cut before it, as vLLM does. A prompt
 containing "[gated]" waits for ENGINES[-1].gate.release() before each token.
 """
 
+# The fakes take the arguments of the real API, used or not.
+# pylint: disable=unused-argument
+
 import asyncio
 import collections
 import concurrent.futures
@@ -16,7 +19,7 @@ EOS_AFTER = 6
 ENGINES = []  # every engine made, latest last
 
 
-class AsyncEngineArgs(object):
+class AsyncEngineArgs:
     """AsyncEngineArgs records the keywords it is given."""
 
     def __init__(self, model, **kwargs):
@@ -24,7 +27,7 @@ class AsyncEngineArgs(object):
         self.kwargs = kwargs
 
 
-class SamplingParams(object):
+class SamplingParams:
     """SamplingParams records vLLM's sampling settings."""
 
     def __init__(self, n=1, max_tokens=16, temperature=1.0, top_p=1.0, stop=None, seed=None):
@@ -32,7 +35,7 @@ class SamplingParams(object):
         self.stop, self.seed = stop, seed
 
 
-class CompletionOutput(object):
+class CompletionOutput:
     """CompletionOutput is one cumulative candidate answer."""
 
     def __init__(self, text, token_ids, finish_reason=None, stop_reason=None):
@@ -41,7 +44,7 @@ class CompletionOutput(object):
         self.finish_reason, self.stop_reason = finish_reason, stop_reason
 
 
-class RequestOutput(object):
+class RequestOutput:
     """RequestOutput is the state of one request after a step."""
 
     def __init__(self, request_id, prompt, completion, finished):
@@ -51,27 +54,29 @@ class RequestOutput(object):
         self.finished = finished
 
 
-class Tokenizer(object):
+class Tokenizer:
     """Tokenizer renders chats as "<role>content" pieces; a token is a space-separated word."""
 
     def apply_chat_template(self, messages, tokenize=True, add_generation_prompt=False, tools=None):
+        """Returns the messages as <role>content pieces."""
         text = "".join("<%s>%s" % (m["role"], m["content"]) for m in messages)
         if tools:
             text = "<tools>%s" % ",".join(t["function"]["name"] for t in tools) + text
         return text + ("<assistant>" if add_generation_prompt else "")
 
     def encode(self, text):
+        """Returns one id per word of text."""
         return list(range(len(text.split())))
 
 
-class ModelConfig(object):
+class ModelConfig:
     """ModelConfig holds the context length: max_model_len from the engine args, else 64."""
 
     def __init__(self, max_model_len):
         self.max_model_len = max_model_len
 
 
-class Gate(object):
+class Gate:
     """Gate hands out permits released from any thread to waiters on the loop."""
 
     def __init__(self):
@@ -80,6 +85,7 @@ class Gate(object):
         self._permits = 0
 
     def release(self, n=1):
+        """Lets n waiting (or future) tokens through."""
         with self._lock:
             self._waiters = collections.deque(w for w in self._waiters if not w.cancelled())
             for _ in range(n):
@@ -89,6 +95,7 @@ class Gate(object):
                     self._permits += 1
 
     async def wait(self):
+        """Waits until a token may go through."""
         with self._lock:
             if self._permits:
                 self._permits -= 1
@@ -98,7 +105,7 @@ class Gate(object):
         await asyncio.wrap_future(future)
 
 
-class AsyncLLMEngine(object):
+class AsyncLLMEngine:
     """AsyncLLMEngine generates words; it records requests and aborts."""
 
     def __init__(self, args):
@@ -111,18 +118,22 @@ class AsyncLLMEngine(object):
 
     @classmethod
     def from_engine_args(cls, engine_args):
+        """Returns a new engine, recorded in ENGINES."""
         engine = cls(engine_args)
         ENGINES.append(engine)
         return engine
 
     async def get_tokenizer(self):
+        """Returns the engine's tokenizer."""
         return Tokenizer()
 
     async def abort(self, request_id):
+        """Records that request_id was aborted."""
         self.aborted.append(request_id)
         self.abort_seen.set()
 
     async def generate(self, prompt, sampling_params, request_id):
+        """Yields a RequestOutput per generated word, cumulative, as vLLM does."""
         self.requests.append((request_id, prompt, sampling_params))
         words, ids = [], []
         while True:

@@ -22,6 +22,7 @@ def gate(tid):
 
 
 def handle(inputs: Input):
+    """Records the initialization properties, then answers each request with its body."""
     if inputs.is_empty():
         STATE["init"] = dict(inputs.get_properties())
         return None
@@ -31,6 +32,7 @@ def handle(inputs: Input):
 
 
 def batch(inputs: Input):
+    """Answers each item of a dynamic batch with its text in upper case."""
     items = inputs.get_batches()
     STATE["batch_sizes"] = STATE.get("batch_sizes", []) + [len(items)]
     out = Output()
@@ -40,31 +42,38 @@ def batch(inputs: Input):
     return out
 
 
-def nothing(inputs):
+def nothing(_inputs):
+    """Returns None (204)."""
     return None
 
 
 def fail(inputs):
+    """Raises ValueError (424)."""
     raise ValueError("bad input: " + inputs.get_as_string())
 
 
 def oom(inputs):
+    """Raises MemoryError (507)."""
     raise MemoryError()
 
 
 def cuda_oom(inputs):
+    """Raises the error CUDA gives when out of memory (507)."""
     raise RuntimeError("CUDA error: out of memory")
 
 
-def wrong_type(inputs):
+def wrong_type(_inputs):
+    """Returns a dict, which is not an Output (500)."""
     return {"not": "an Output"}
 
 
-def stream(inputs):
+def stream(_inputs):
+    """Streams a str, bytes and a dict."""
     return Output().add_stream_content(["a", b"b", {"c": 1}])
 
 
-def stream_fail(inputs):
+def stream_fail(_inputs):
+    """Streams one item, then fails."""
     def gen():
         yield "first"
         raise RuntimeError("generator broke")
@@ -90,15 +99,18 @@ def gated(inputs):
 
 
 def whole(inputs):
+    """Answers whole:<body>."""
     return Output().add("whole:" + inputs.get_as_string())
 
 
 async def coroutine(inputs):
+    """Answers async:<body> from a coroutine."""
     await asyncio.sleep(0)
     return Output().add("async:" + inputs.get_as_string())
 
 
-async def agen(inputs):
+async def agen(_inputs):
+    """Yields x and y from an async generator."""
     yield "x"
     yield "y"
 
@@ -117,16 +129,19 @@ async def async_hang(inputs):
 
 
 def finalized(inputs):
+    """Answers done and records the body in STATE once the answer is sent."""
     out = Output().add("done")
     return out.finalize(STATE.__setitem__, "finalized", inputs.get_as_string())
 
 
-def sync_with_async_stream(inputs):
+def sync_with_async_stream(_inputs):
+    """Answers a stream from an async generator, from a plain function."""
     async def pieces():
         yield "p1"
         yield "p2"
     return Output().add_stream_content(pieces())
 
 
-async def async_with_sync_stream(inputs):
+async def async_with_sync_stream(_inputs):
+    """Answers a plain iterator's stream, from a coroutine."""
     return Output().add_stream_content(iter(["s1", "s2"]))

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Lints the repository's Python (the worker runtime and its tests, the
+# example models, the test fixtures) with flake8 (.flake8) and pylint
+# (.pylintrc), Debian's packages of both; any finding fails. pylint sees
+# the runtime and the djl_python shim on PYTHONPATH, as a worker does.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if git rev-parse --git-dir >/dev/null 2>&1; then
+  mapfile -t files < <(git ls-files '*.py')
+else
+  mapfile -t files < <(find . -name '*.py' -not -path './.cache/*' -not -path '*/node_modules/*' | sort)
+fi
+flake8 "${files[@]}"
+PYTHONPATH=worker/pyruntime/python:worker/pyruntime/python/shim \
+  pylint --rcfile=.pylintrc --score=n "${files[@]}"
