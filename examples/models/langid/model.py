@@ -13,6 +13,14 @@ Requests:
   {"inputs": ["a", "b"]}                 -> [[...], [...]]
   {"inputs": ..., "parameters": {"top_k": 5}}
   a text/plain body                      -> same as {"inputs": "<body>"}
+  {"messages": [..., {"role": "user", "content": "text"}], ...}
+                                         -> a chat.completion whose message
+                                            names the language: "German (deu)"
+
+The chat form lets the model stand in for a fine-tuned small model behind a
+chat-completions endpoint (an agent's tool sends that schema): it classifies
+the last user message and ignores the system message, max_tokens and
+temperature.
 """
 
 # handle() is DJL's usual entry point, as in the langdetect example.
@@ -22,8 +30,9 @@ import json
 import logging
 import os
 import re
+import time
 import unicodedata
-from collections import Counter
+from collections import Counter, namedtuple
 
 import numpy as np
 
@@ -31,6 +40,28 @@ from djl_python import Input, Output
 
 DEFAULT_TOP_K = 3
 NGRAM_ORDERS = ("unigrams", "bigrams", "trigrams", "quadgrams")
+
+# English names of lande's 50 languages, by ISO 639-3 code.
+LANGUAGE_NAMES = {
+    "afr": "Afrikaans", "ara": "Arabic", "aze": "Azerbaijani", "bel": "Belarusian",
+    "ben": "Bengali", "bul": "Bulgarian", "cat": "Catalan", "ces": "Czech",
+    "ckb": "Central Kurdish", "cmn": "Mandarin Chinese", "dan": "Danish", "deu": "German",
+    "ell": "Greek", "eng": "English", "est": "Estonian", "eus": "Basque",
+    "fin": "Finnish", "fra": "French", "hau": "Hausa", "heb": "Hebrew",
+    "hin": "Hindi", "hrv": "Croatian", "hun": "Hungarian", "hye": "Armenian",
+    "ind": "Indonesian", "isl": "Icelandic", "ita": "Italian", "jpn": "Japanese",
+    "kat": "Georgian", "kaz": "Kazakh", "kor": "Korean", "lit": "Lithuanian",
+    "mar": "Marathi", "mkd": "Macedonian", "nld": "Dutch", "nob": "Norwegian Bokmål",
+    "pes": "Persian", "pol": "Polish", "por": "Portuguese", "ron": "Romanian",
+    "run": "Kirundi", "rus": "Russian", "slk": "Slovak", "spa": "Spanish",
+    "srp": "Serbian", "swe": "Swedish", "tgl": "Tagalog", "tur": "Turkish",
+    "ukr": "Ukrainian", "vie": "Vietnamese",
+}
+
+# Request is one parsed request: its texts, whether it sent one text rather
+# than a list, how many labels to answer per text, and whether it came in
+# the chat schema (answered with a chat.completion).
+Request = namedtuple("Request", "texts single top_k chat")
 
 # JavaScript's \s: WhiteSpace (TAB, VT, FF, SP, NBSP, ZWNBSP, every Zs) and
 # LineTerminator (LF, CR, LS, PS). Python's own notion of whitespace differs.
@@ -144,21 +175,65 @@ class LandeNetwork:
 
 
 def parse_request(item):
-    """Return (texts, single, top_k) from one request; ValueError when malformed."""
+    """Return the Request one input item holds; ValueError when malformed."""
     content_type = (item.get_property("Content-Type") or "").lower()
     if content_type.startswith("text/"):
-        return [_body_text(item)], True, DEFAULT_TOP_K
+        return Request([_body_text(item)], True, DEFAULT_TOP_K, False)
     text = _body_text(item)
     try:
         body = json.loads(text)
     except ValueError:
         raise ValueError('langid: the body is not JSON; send {"inputs": "text"} '
                          "or a text/plain body") from None
+    if isinstance(body, dict) and "messages" in body and "inputs" not in body:
+        return Request([_chat_text(body)], True, 1, True)
     if not isinstance(body, dict) or "inputs" not in body:
         raise ValueError('langid: the JSON body needs an "inputs" field: '
-                         '{"inputs": "text"} or {"inputs": ["text", ...]}')
+                         '{"inputs": "text"} or {"inputs": ["text", ...]}, '
+                         'or a "messages" list (the chat schema)')
     texts, single = _texts(body["inputs"])
-    return texts, single, _top_k(body.get("parameters"))
+    return Request(texts, single, _top_k(body.get("parameters")), False)
+
+
+def _chat_text(body):
+    """Return the text of the last user message of a chat request."""
+    if body.get("stream") is True:
+        raise ValueError("langid: stream is not supported: the answer is one short text; "
+                         'send "stream": false or leave it out')
+    messages = body["messages"]
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        raise ValueError('langid: "messages" must be a list of {"role", "content"} objects')
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            return _message_text(message.get("content"))
+    raise ValueError('langid: "messages" holds no user message to classify')
+
+
+def _message_text(content):
+    """Return a message's content as text: a string, or its text parts joined."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(isinstance(p, dict) and p.get("type") == "text"
+                                         and isinstance(p.get("text"), str) for p in content):
+        return "\n".join(p["text"] for p in content)
+    raise ValueError('langid: a user message\'s "content" must be a string or a list of text parts')
+
+
+def language_name(label):
+    """Return how a chat answer names a label: "German (deu)"."""
+    return "%s (%s)" % (LANGUAGE_NAMES.get(label, label), label)
+
+
+def chat_completion(label, model_name, request_id):
+    """Return the chat.completion answering a chat request with its top label."""
+    return {
+        "id": "chatcmpl-" + (request_id or "langid"),
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model_name,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": language_name(label)},
+                     "finish_reason": "stop"}],
+    }
 
 
 def _body_text(item):
@@ -194,30 +269,37 @@ class LanguageIdentifier:
     def __init__(self):
         self.network = None
         self.initialized = False
+        self.model_name = "langid"
 
     def initialize(self, properties):
         """Load lande's weights from the model folder."""
         model_dir = properties.get("model_dir") or os.path.dirname(os.path.abspath(__file__))
+        self.model_name = os.path.basename(os.path.normpath(model_dir))
         self.network = LandeNetwork(os.path.join(model_dir, "lande-t50.npz"),
                                     os.path.join(model_dir, "lande-t50.json"))
         self.initialized = True
         logging.info("langid: loaded lande (%d languages)", len(self.network.labels))
 
     def predict(self, requests):
-        """Return one answer per parsed request, scoring all their texts in one pass."""
-        texts = [t for r in requests for t in r[0]]
-        ranked = self.network.top(texts, max((r[2] for r in requests), default=1))
+        """Return one answer per parsed Request, scoring all their texts in one pass."""
+        texts = [t for r in requests for t in r.texts]
+        ranked = self.network.top(texts, max((r.top_k for r in requests), default=1))
         answers, start = [], 0
-        for request_texts, single, top_k in requests:
-            mine = [r[:top_k] for r in ranked[start:start + len(request_texts)]]
-            start += len(request_texts)
-            answers.append(mine[0] if single else mine)
+        for r in requests:
+            mine = [labels[:r.top_k] for labels in ranked[start:start + len(r.texts)]]
+            start += len(r.texts)
+            answers.append(mine[0] if r.single else mine)
         return answers
 
     def inference(self, inputs):
         """Answer a request or a dynamic batch; a malformed item fails the whole call."""
         batch = inputs.get_batches()
-        answers = self.predict([parse_request(item) for item in batch])
+        requests = [parse_request(item) for item in batch]
+        answers = self.predict(requests)
+        for i, (request, item) in enumerate(zip(requests, batch)):
+            if request.chat:
+                answers[i] = chat_completion(answers[i][0]["label"], self.model_name,
+                                             item.get_property("request_id"))
         outputs = Output()
         outputs.add_property("Content-Type", "application/json")
         for i, answer in enumerate(answers):

@@ -228,6 +228,58 @@ class InferenceTest(ServiceTestCase):
             self.infer(batch_request(requests))
 
 
+class ChatSchemaTest(ServiceTestCase):
+    """The chat schema an agent's tool sends: the last user message, named in words."""
+
+    def chat(self, messages, **fields):
+        """Sends a chat request with messages and fields; returns the decoded answer."""
+        body = dict(fields, messages=messages)
+        request = json_request(body)
+        request.properties["request_id"] = "r-1"
+        return answer(self.infer(request))
+
+    def test_names_the_language_of_the_last_user_message(self):
+        got = self.chat([{"role": "system", "content": "Name the language of the text."},
+                         {"role": "user", "content": "Bonjour tout le monde"},
+                         {"role": "assistant", "content": "French (fra)"},
+                         {"role": "user", "content": "Guten Morgen, wie geht es dir?"}],
+                        max_tokens=256, temperature=0.1)
+        self.assertEqual(got["object"], "chat.completion")
+        self.assertEqual(got["id"], "chatcmpl-r-1")
+        self.assertEqual(got["model"], "langid")
+        self.assertEqual(got["choices"], [{"index": 0, "finish_reason": "stop",
+                                           "message": {"role": "assistant", "content": "German (deu)"}}])
+
+    def test_text_parts(self):
+        got = self.chat([{"role": "user", "content": [{"type": "text", "text": "Dziękuję bardzo"},
+                                                      {"type": "text", "text": "za pomoc"}]}])
+        self.assertEqual(got["choices"][0]["message"]["content"], "Polish (pol)")
+
+    def test_every_label_has_a_name(self):
+        self.assertEqual(sorted(model.LANGUAGE_NAMES), sorted(self.service.network.labels))
+
+    def test_chat_and_inputs_in_one_batch(self):
+        requests = [json_request({"messages": [{"role": "user", "content": "Non lo so davvero."}]}),
+                    json_request({"inputs": "Ich weiß es nicht."})]
+        outputs = self.infer(batch_request(requests))
+        self.assertEqual(answer(outputs, "batch_0.data")["choices"][0]["message"]["content"], "Italian (ita)")
+        self.assertEqual(answer(outputs, "batch_1.data")[0]["label"], "deu")
+
+    def test_malformed_chat_requests(self):
+        cases = [
+            ("messages not a list", {"messages": "hello"}, "list of"),
+            ("message not an object", {"messages": ["hello"]}, "list of"),
+            ("no user message", {"messages": [{"role": "system", "content": "x"}]}, "no user message"),
+            ("content a number", {"messages": [{"role": "user", "content": 5}]}, "string or a list"),
+            ("image part", {"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}, "string or a list"),
+            ("stream", {"messages": [{"role": "user", "content": "a"}], "stream": True}, "stream is not supported"),
+        ]
+        for name, body, message in cases:
+            with self.subTest(name):
+                with self.assertRaisesRegex(ValueError, message):
+                    self.infer(json_request(body))
+
+
 class HandleTest(unittest.TestCase):
     def test_initialization_request_then_prediction(self):
         self.assertIsNone(model.handle(Input({"model_dir": HERE})))
