@@ -24,6 +24,7 @@ var allowed = map[string][]string{
 	"frontend":          {"api", "batching", "properties", "frontend/awsapi"},
 	"frontend/awsapi":   {},
 	"internal/testutil": {"worker/pyruntime"},
+	"agent":             {},
 }
 
 func TestImportDirection(t *testing.T) {
