@@ -52,13 +52,11 @@ func NewEndpointClient(ctx context.Context, region string) (*sagemakerruntime.Cl
 	return sagemakerruntime.NewFromConfig(cfg), nil
 }
 
-// loadAWS reads the SDK's shared configuration with region (when set) and
-// the HTTP client of plainBodies; a missing region is an error naming
-// what sets it.
+// loadAWS reads the SDK's shared configuration with region (when set),
+// and sends its requests through plainBodies; a missing region is an
+// error naming what sets it.
 func loadAWS(ctx context.Context, region, names string) (aws.Config, error) {
-	opts := []func(*config.LoadOptions) error{
-		config.WithHTTPClient(plainBodies{awshttp.NewBuildableClient()}),
-	}
+	var opts []func(*config.LoadOptions) error
 	if region != "" {
 		opts = append(opts, config.WithRegion(region))
 	}
@@ -69,6 +67,10 @@ func loadAWS(ctx context.Context, region, names string) (aws.Config, error) {
 	if cfg.Region == "" {
 		return aws.Config{}, fmt.Errorf("%w: no region: set %s (or AWS_REGION)", ErrConfig, names)
 	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = awshttp.NewBuildableClient()
+	}
+	cfg.HTTPClient = plainBodies{cfg.HTTPClient}
 	return cfg, nil
 }
 

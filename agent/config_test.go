@@ -107,7 +107,7 @@ func TestNotice(t *testing.T) {
 	}
 	got := Billable{ModelID: "us.m", ModelRegion: "us-east-1", Endpoint: "slm", EndpointRegion: "eu-west-1"}.Notice("switchyard agent cleanup")
 	for _, want := range []string{"us.m in us-east-1", "per input and output token", "slm in eu-west-1", "per instance hour",
-		"To stop: switchyard agent cleanup.", "aws sagemaker delete-endpoint --endpoint-name slm --region eu-west-1"} {
+		"To stop the agent: switchyard agent cleanup.", "aws sagemaker delete-endpoint --endpoint-name slm --region eu-west-1"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("notice lacks %q:\n%s", want, got)
 		}

@@ -30,7 +30,7 @@ func (b Billable) Notice(stop string) string {
 			b.Endpoint, b.EndpointRegion)
 	}
 	if stop != "" {
-		fmt.Fprintf(&s, "To stop: %s.\n", stop)
+		fmt.Fprintf(&s, "To stop the agent: %s.\n", stop)
 	}
 	if b.Endpoint != "" {
 		fmt.Fprintf(&s, "The endpoint bills until it is deleted (switchyard never creates or deletes one): aws sagemaker delete-endpoint --endpoint-name %s --region %s\n",

@@ -87,6 +87,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		return err
 	case <-ctx.Done():
 	}
+	s.cfg.Log.Info("stopping: no new invocations; running ones may finish", zap.Duration("grace", s.cfg.Grace))
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.Grace)
 	defer cancel()
 	err := s.http.Shutdown(sctx)

@@ -33,9 +33,13 @@ client (talks to a running server):
   unregister   unregister a model
   invoke       send a request to a model
 
+agent (a reasoning model plans, a small model served on an endpoint is its tool):
+  agent        serve, dev, invoke, create, verify-local, cleanup
+               ('switchyard help agent' lists them)
+
   pythonpath   print the PYTHONPATH of switchyard's djl_python (djl_python.test_model)
   version      print the version
-  help [CMD]   print this help, or the flags of CMD
+  help [CMD]   print this help, or the flags of CMD (help agent serve: of an agent command)
 
 Run 'switchyard <command> -h' for the flags of a command.
 `
@@ -47,7 +51,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	name := args[0]
-	cmd, ok := commands()[name]
+	if name == "agent" {
+		name = agentCommandName(args[1:])
+	}
+	cmd, ok := commands()[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "switchyard: unknown command %q\n\n%s", name, usage)
 		return exitUsage
@@ -74,8 +81,10 @@ func help(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case len(args) == 0, args[0] == "help", isHelpFlag(args[0]):
 		_, err := fmt.Fprint(stdout, usage)
 		return err
+	case len(args) == 2 && args[0] == "agent":
+		return agentCommand(ctx, []string{args[1], "-h"}, stdout, stderr)
 	case len(args) > 1:
-		return fmt.Errorf("%w: help takes at most one command, got also %q", errUsage, args[1])
+		return fmt.Errorf("%w: help takes at most one command (or agent and one of its commands), got also %q", errUsage, args[1])
 	}
 	cmd, ok := commands()[args[0]]
 	if !ok {
@@ -98,7 +107,8 @@ func isHelpFlag(arg string) bool {
 type command func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 func commands() map[string]command {
-	cmds := map[string]command{"serve": serve, "version": printVersion, "help": help, "pythonpath": printPythonPath}
+	cmds := map[string]command{"serve": serve, "version": printVersion, "help": help, "pythonpath": printPythonPath,
+		"agent": agentCommand}
 	for _, h := range []string{"-h", "-help", "--help", "--h"} {
 		cmds[h] = help
 	}

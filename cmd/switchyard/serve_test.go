@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -103,6 +104,10 @@ func TestServeUnexpectedArgument(t *testing.T) {
 }
 
 func TestMain(m *testing.M) {
+	// agent dev starts this binary as `switchyard agent serve`.
+	if os.Getenv(envTestAsMain) == "1" {
+		os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	}
 	// serve reads the process environment; keep the tests' own out.
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "SERVING_") {
