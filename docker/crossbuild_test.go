@@ -29,7 +29,8 @@ var maxGlibc = [2]int{2, 35}
 
 // TestServerCrossCompilesForARM64 builds the server as the Dockerfiles'
 // builder does for linux/arm64 (CGO_ENABLED=1 with Debian's cross gcc, no
-// NVIDIA driver) and reads the result's ELF header.
+// NVIDIA driver) and reads the result's ELF header. Dockerfile.agent builds
+// the same binary for the same platform, to run its agent subcommand.
 func TestServerCrossCompilesForARM64(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the linux/arm64 cgo build of the server")
@@ -48,6 +49,7 @@ func TestServerCrossCompilesForARM64(t *testing.T) {
 	t.Run("cgo", func(t *testing.T) { checkDynamic(t, f, "/lib/ld-linux-aarch64.so.1") })
 	t.Run("glibc", func(t *testing.T) { checkGlibc(t, f) })
 	t.Run("version", func(t *testing.T) { checkStamp(t, f) })
+	t.Run("agent", func(t *testing.T) { checkAgentInBinary(t, f) })
 }
 
 // crossBuild builds ./cmd/switchyard for linux/goarch with cc and opens it.

@@ -158,17 +158,19 @@ func checkPackages(s stage, packages []string) report {
 
 // checkFiles: the server from the builder, the entrypoint from docker/.
 func checkFiles(s stage) report {
+	return checkCopies(s, "--from=builder /out/switchyard "+serverPath, "--chmod=0755 docker/entrypoint.sh "+entrypointPath)
+}
+
+// checkCopies: each of want (a COPY's words, quotes removed) is a COPY of s.
+func checkCopies(s stage, want ...string) report {
 	var r report
 	copies := map[string]bool{}
 	for _, in := range s.find("COPY") {
 		copies[strings.Join(splitWords(in.args), " ")] = true
 	}
-	for _, want := range []string{
-		"--from=builder /out/switchyard " + serverPath,
-		"--chmod=0755 docker/entrypoint.sh " + entrypointPath,
-	} {
-		if !copies[want] {
-			r.addf("no COPY %s in the runtime stage", want)
+	for _, w := range want {
+		if !copies[w] {
+			r.addf("no COPY %s in the runtime stage", w)
 		}
 	}
 	return r
