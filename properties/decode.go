@@ -66,6 +66,27 @@ func boolField(key string, p *bool) field {
 	}
 }
 
+// optBoolField is a bool field that stays nil unless the key is set.
+func optBoolField(key string, p **bool) field {
+	return field{
+		key: key,
+		set: func(raw string) error {
+			b, err := parseBool(raw)
+			if err != nil {
+				return err
+			}
+			*p = &b
+			return nil
+		},
+		get: func() (string, bool) {
+			if *p == nil {
+				return "", false
+			}
+			return strconv.FormatBool(**p), true
+		},
+	}
+}
+
 // secretField is a string field whose value is never written back.
 func secretField(key string, p *Secret) field {
 	return field{

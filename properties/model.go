@@ -54,6 +54,12 @@ type Model struct {
 
 	LoadOnDevices []int // load_on_devices; nil means "*", every device
 
+	// Pinned is the pinned key: a pinned model is never evicted to make
+	// room for another, and loads at start under load_on_demand. Nil when
+	// not set: then a model is pinned while its minimum workers are at
+	// least 1, unless the server loads models on demand.
+	Pinned *bool
+
 	RequiredMemoryMB    int64 // required_memory_mb; 0 means no check
 	GPURequiredMemoryMB int64 // gpu.required_memory_mb; 0 means no check
 	ReservedMemoryMB    int64 // reserved_memory_mb: host memory kept free
@@ -167,6 +173,7 @@ func (m *Model) fields() []field {
 		optIntField("cpu.minWorkers", &m.CPUMinWorkers),
 		optIntField("cpu.maxWorkers", &m.CPUMaxWorkers),
 		devicesField("load_on_devices", &m.LoadOnDevices),
+		optBoolField("pinned", &m.Pinned),
 		int64Field("required_memory_mb", &m.RequiredMemoryMB),
 		int64Field("gpu.required_memory_mb", &m.GPURequiredMemoryMB),
 		int64Field("reserved_memory_mb", &m.ReservedMemoryMB),

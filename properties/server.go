@@ -34,6 +34,9 @@ const (
 	DefaultShutdownGrace = 30 * time.Second
 	// DefaultRetryThreshold is the default of retry_threshold.
 	DefaultRetryThreshold = 3
+	// DefaultMinResidenceTime is the default of min_residence_time: how
+	// long a model that has just loaded is kept from eviction.
+	DefaultMinResidenceTime = 2 * time.Second
 )
 
 // Server is the server's configuration: config.properties with defaults
@@ -63,6 +66,12 @@ type Server struct {
 	// Worker caps; 0 means derived from the host when the registry starts.
 	MaxWorkersPerModel int // max_workers_per_model: the most workers one model may have
 	MaxWorkersTotal    int // max_workers_total: the most workers all models together may have
+
+	// Serving more models than fit.
+	LoadOnDemand     bool          // load_on_demand: the startup models register unloaded and load on their first request
+	MemoryBudgetMB   int64         // memory_budget_mb: host memory the models' workers may hold together; 0 for no budget
+	MaxLoadedModels  int           // max_loaded_models: the most models with workers at once; 0 for no cap
+	MinResidenceTime time.Duration // min_residence_time (s): a model that has just loaded is not evicted for this long
 
 	ManagementToken     Secret // management_token: bearer token the management API requires; "" for none
 	MetricsRequireToken bool   // metrics_require_token: GET /metrics requires the token too
@@ -100,7 +109,8 @@ func defaultServer() *Server {
 		MaxIdleTime: DefaultMaxIdleTime, MaxRequestSize: DefaultMaxRequestSize,
 		ThrottleErrorHTTPCode: DefaultThrottleCode, SocketDir: os.TempDir(),
 		PythonExecutable: DefaultPythonExecutable, ShutdownGrace: DefaultShutdownGrace,
-		RetryThreshold: DefaultRetryThreshold, WaitModelLoading: true, Extra: map[string]string{},
+		RetryThreshold: DefaultRetryThreshold, WaitModelLoading: true, MinResidenceTime: DefaultMinResidenceTime,
+		Extra: map[string]string{},
 	}
 }
 
@@ -177,6 +187,10 @@ func (s *Server) fields(strs *serverStrings) []field {
 		boolField("metrics_require_token", &s.MetricsRequireToken),
 		boolField("wait_model_loading", &s.WaitModelLoading),
 		boolField("allow_multi_status", &s.AllowMultiStatus),
+		boolField("load_on_demand", &s.LoadOnDemand),
+		int64Field("memory_budget_mb", &s.MemoryBudgetMB),
+		intField("max_loaded_models", &s.MaxLoadedModels),
+		durationField("min_residence_time", &s.MinResidenceTime, time.Second),
 	}
 }
 

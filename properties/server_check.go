@@ -41,6 +41,9 @@ func (s *Server) Validate() error {
 		atLeast("max_workers_total", int64(s.MaxWorkersTotal), 0),
 		checkCaps(s.MaxWorkersPerModel, s.MaxWorkersTotal),
 		checkToken(s.ManagementToken),
+		atLeast("memory_budget_mb", s.MemoryBudgetMB, 0),
+		atLeast("max_loaded_models", int64(s.MaxLoadedModels), 0),
+		notNegative("min_residence_time", s.MinResidenceTime),
 	)
 }
 
