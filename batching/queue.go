@@ -245,6 +245,15 @@ func (q *Queue) Len() int {
 	return q.st.queued
 }
 
+// Held returns how many jobs the queue holds: those waiting and those in
+// a batch being filled. A queue whose Held is 0 has no job that a worker
+// has not yet been handed.
+func (q *Queue) Held() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.st.queued + q.st.taken
+}
+
 // Cap returns the queue's bound.
 func (q *Queue) Cap() int {
 	q.mu.Lock()

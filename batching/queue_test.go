@@ -151,6 +151,27 @@ func TestQueueNextTiming(t *testing.T) {
 	}
 }
 
+// TestQueueHeld counts the batch being filled, which Len leaves out.
+func TestQueueHeld(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := NewQueue(10)
+		defer q.Close(nil)
+		pushAt(t, q, 0, "a", "b")
+		w := startWorker(t.Context(), q, 4, time.Second)
+		synctest.Wait()
+		if q.Len() != 0 || q.Held() != 2 {
+			t.Errorf("while a batch fills: Len %d, Held %d; want 0 and 2", q.Len(), q.Held())
+		}
+		pushAt(t, q, 0, "c", "d", "e")
+		if _, err := w.wait(); err != nil {
+			t.Fatal(err)
+		}
+		if q.Len() != 1 || q.Held() != 1 {
+			t.Errorf("after the batch left: Len %d, Held %d; want 1 and 1", q.Len(), q.Held())
+		}
+	})
+}
+
 // TestQueueOneCollector has two idle workers and eight jobs arriving 10ms
 // apart. One worker fills a batch of four while the other waits its turn, so
 // the jobs leave as two full batches instead of two half-full ones that each
