@@ -114,10 +114,41 @@ type ModelRecord struct {
 	RequestInQueue      int           `json:"requestInQueue"`
 	Status              string        `json:"status"`
 	LoadedAtStartup     bool          `json:"loadedAtStartup"`
+	Loaded              bool          `json:"loaded"`
+	Pinned              bool          `json:"pinned"`
+	LastUsed            time.Time     `json:"lastUsed,omitzero"`
+	LastUnload          *Unload       `json:"lastUnload,omitempty"`
 	RollingBatch        string        `json:"rollingBatch,omitempty"`
 	Generation          *Generation   `json:"generation,omitempty"`
 	LastError           string        `json:"lastError,omitempty"`
 	WorkerGroups        []WorkerGroup `json:"workerGroups"`
+}
+
+// Why a model's workers went away while it stayed registered (Unload's
+// Reason): UnloadIdle when its last worker was released for want of work,
+// UnloadEvicted when its workers were stopped to make room for another
+// model.
+const (
+	UnloadIdle    = "idle"
+	UnloadEvicted = "evicted"
+)
+
+// Why a model was evicted (Unload's Cause): EvictMemory when the model that
+// needed room did not fit in memory (memory_budget_mb, host or GPU memory),
+// EvictLoadedModels when max_loaded_models models were loaded already.
+const (
+	EvictMemory       = "memory"
+	EvictLoadedModels = "max_loaded_models"
+)
+
+// Unload says when and why a model was last unloaded: its workers went
+// away while it stayed registered. For an eviction, ForModel names the
+// model that needed the room and Cause says which limit it met.
+type Unload struct {
+	Time     time.Time `json:"time"`
+	Reason   string    `json:"reason"`
+	ForModel string    `json:"forModel,omitempty"`
+	Cause    string    `json:"cause,omitempty"`
 }
 
 // Generation is what a generative model's handler declared when it loaded
@@ -169,4 +200,9 @@ type ModelHealth struct {
 	// has not finished: /ping answers 503 while one is (DJL's
 	// wait_model_loading). It is not part of the answer's JSON.
 	StartupLoading bool `json:"-"`
+	// OnDemand is true for a model that is not loaded because it loads on
+	// demand: unloaded (PENDING), or loading for the requests that wait for
+	// it. Such a model takes requests, so /ping counts it as serving. It is
+	// not part of the answer's JSON.
+	OnDemand bool `json:"-"`
 }

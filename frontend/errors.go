@@ -85,9 +85,12 @@ type errorClass struct {
 }
 
 // errorClasses is searched in order; the first sentinel err matches wins.
-// batching.ErrQueueFull is handled before it, with the throttle code.
+// batching.ErrQueueFull is handled before it, with the throttle code. Lack
+// of memory comes before a closed queue: a load on demand that finds no
+// room answers what waits in its queue with its 507.
 var errorClasses = [...]errorClass{
 	{batching.ErrClientGone, statusClientClosed, "ClientClosedRequestException"},
+	{api.ErrInsufficientMemory, 507, kindNoMemory},
 	{batching.ErrClosed, 503, kindUnavailable},
 	{batching.ErrExpired, 503, kindUnavailable},
 	{api.ErrModelNotFound, 404, "ModelNotFoundException"},
@@ -96,7 +99,6 @@ var errorClasses = [...]errorClass{
 	{api.ErrBadRequest, 400, kindBadRequest},
 	{api.ErrNotReady, 503, kindUnavailable},
 	{api.ErrModelFailed, 503, kindUnavailable},
-	{api.ErrInsufficientMemory, 507, kindNoMemory},
 	{api.ErrWorkerDied, 503, kindUnavailable},
 	{api.ErrPredictTimeout, 500, kindInternal},
 	{errNoRoute, 404, "ResourceNotFoundException"},

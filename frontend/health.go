@@ -26,10 +26,15 @@ func (s *Server) ping(ctx *fasthttp.RequestCtx) error {
 
 // pingStatus is 500 when a model has FAILED; else 503 when a startup model
 // is still loading or a model is Unhealthy; else 207 when a model is
-// PENDING and allow_multi_status is set; else 200.
+// PENDING and allow_multi_status is set; else 200. A model that loads on
+// demand (unloaded, or loading for its requests) is PENDING but counts as
+// serving: it takes requests.
 func (s *Server) pingStatus(health map[string]api.ModelHealth) int {
 	var failed, waiting, pending bool
 	for _, h := range health {
+		if h.OnDemand {
+			continue
+		}
 		switch h.Status {
 		case api.StatusHealthy:
 		case api.StatusPending:
@@ -53,12 +58,12 @@ func (s *Server) pingStatus(health map[string]api.ModelHealth) int {
 }
 
 // ready answers GET /v2/health/ready: an empty 200 when every model is
-// Healthy, else a 503 naming the models that are not.
+// Healthy or loads on demand, else a 503 naming the models that are not.
 func (s *Server) ready(ctx *fasthttp.RequestCtx) error {
 	health := s.models.Health()
 	var waiting []string
 	for _, name := range slices.Sorted(maps.Keys(health)) {
-		if health[name].Status != api.StatusHealthy {
+		if h := health[name]; h.Status != api.StatusHealthy && !h.OnDemand {
 			waiting = append(waiting, name)
 		}
 	}

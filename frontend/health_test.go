@@ -32,6 +32,8 @@ func TestPing(t *testing.T) {
 		{"unknown state", health("Confused"), 503},
 		{"failed", health(api.StatusFailed, api.StatusHealthy), 500},
 		{"failed beats unhealthy", health(api.StatusUnhealthy, api.StatusFailed), 500},
+		{"a model that loads on demand", onDemand(api.StatusHealthy), 200},
+		{"on demand and failed", onDemand(api.StatusFailed), 500},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -46,7 +48,7 @@ func TestPing(t *testing.T) {
 				t.Fatalf("body %s does not list every model", body)
 			}
 			for name, h := range c.health {
-				h.StartupLoading = false // not part of the answer
+				h.StartupLoading, h.OnDemand = false, false // not part of the answer
 				if got[name] != h {
 					t.Errorf("%s = %+v, want %+v", name, got[name], h)
 				}
@@ -63,6 +65,14 @@ func TestPing(t *testing.T) {
 			t.Errorf("body %s", body)
 		}
 	})
+}
+
+// onDemand returns health with one more model, "u", that loads on demand
+// and is not loaded.
+func onDemand(states ...string) map[string]api.ModelHealth {
+	m := health(states...)
+	m["u"] = api.ModelHealth{Status: api.StatusPending, OnDemand: true}
+	return m
 }
 
 // startupLoading returns health with one more model, "z", loaded at startup
@@ -88,6 +98,7 @@ func TestPingOptions(t *testing.T) {
 		{"multi status: all healthy", false, true, health(api.StatusHealthy), 200},
 		{"multi status: startup still loading", false, true, startupLoading(), 503},
 		{"multi status: unhealthy", false, true, health(api.StatusPending, api.StatusUnhealthy), 503},
+		{"multi status: a model that loads on demand is no PENDING", false, true, onDemand(api.StatusHealthy), 200},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -119,6 +130,7 @@ func TestHealthV2(t *testing.T) {
 		{"healthy", health(api.StatusHealthy), 200, 200},
 		{"loading", health(api.StatusHealthy, api.StatusPending), 200, 503},
 		{"failed", health(api.StatusFailed), 200, 503},
+		{"unloaded, loads on demand", onDemand(api.StatusHealthy), 200, 200},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -101,6 +101,7 @@ func TestDescribeGolden(t *testing.T) {
 	f.records["a"] = api.ModelRecord{
 		ModelName: "a", ModelURL: "/models/a", BatchSize: 1, MaxBatchDelayMillis: 100,
 		MaxIdleSeconds: 60, QueueSize: 1000, Status: api.StatusHealthy, LoadedAtStartup: true,
+		Loaded: true, Pinned: true, LastUsed: time.Date(2025, 1, 2, 3, 5, 0, 0, time.UTC),
 		WorkerGroups: []api.WorkerGroup{{
 			Device: api.Device{DeviceType: "gpu", DeviceID: 0}, MinWorkers: 1, MaxWorkers: 2,
 			Workers: []api.WorkerRecord{{
@@ -110,7 +111,8 @@ func TestDescribeGolden(t *testing.T) {
 			}},
 		}, {Device: api.Device{DeviceType: "cpu", DeviceID: -1}}},
 	}
-	f.records["bare"] = api.ModelRecord{ModelName: "bare", ModelURL: "/models/bare", Status: api.StatusPending}
+	f.records["bare"] = api.ModelRecord{ModelName: "bare", ModelURL: "/models/bare", Status: api.StatusPending,
+		LastUnload: &api.Unload{Time: time.Date(2025, 1, 2, 3, 6, 0, 0, time.UTC), Reason: api.UnloadEvicted, ForModel: "a", Cause: api.EvictMemory}}
 	ts := startServer(t, f)
 	for _, name := range []string{"a", "bare"} {
 		t.Run(name, func(t *testing.T) {

@@ -119,6 +119,34 @@ func PlaceAll(devs []Device, req Request, n int) ([]Unit, error) {
 	return out, nil
 }
 
+// Give returns a copy of devs in which the GPU or MIG device called uuid
+// has mib MiB more free memory, at most its total: the room a plan counts
+// on once a worker that holds mib there has gone. devs is not changed.
+func Give(devs []Device, uuid string, mib uint64) []Device {
+	devs = cloneDevices(devs)
+	for i := range devs {
+		d := &devs[i]
+		if d.UUID == uuid && d.Memory != nil {
+			d.Memory.FreeMiB = min(d.Memory.FreeMiB+mib, d.Memory.TotalMiB)
+		}
+		for j := range d.Slices {
+			if s := &d.Slices[j]; s.UUID == uuid {
+				s.Memory.FreeMiB = min(s.Memory.FreeMiB+mib, s.Memory.TotalMiB)
+			}
+		}
+	}
+	return devs
+}
+
+// Take returns a copy of devs in which the GPU or MIG device called uuid
+// has mib MiB less free memory, at least none: the room a plan counts as
+// promised to a worker. devs is not changed.
+func Take(devs []Device, uuid string, mib uint64) []Device {
+	devs = cloneDevices(devs)
+	take(devs, uuid, mib)
+	return devs
+}
+
 // cloneDevices copies devs deeply enough for take to change them.
 func cloneDevices(devs []Device) []Device {
 	out := slices.Clone(devs)

@@ -234,3 +234,25 @@ func TestCheckHost(t *testing.T) {
 		})
 	}
 }
+
+// TestGiveTake changes the free memory of one unit in a copy, within 0 and
+// the unit's total, and leaves the input alone.
+func TestGiveTake(t *testing.T) {
+	devs := mig(devices(30000, 40000), 1, 2000, 10000)
+	given := gpu.Give(devs, uuid(0), 20000)
+	given = gpu.Give(given, "MIG-1-0", 3000)
+	given = gpu.Give(given, "MIG-1-1", 3000)
+	if f := given[0].Memory.FreeMiB; f != 40960 {
+		t.Errorf("gpu 0 after Give: %d MiB free, want its total 40960", f)
+	}
+	if a, b := given[1].Slices[0].Memory.FreeMiB, given[1].Slices[1].Memory.FreeMiB; a != 5000 || b != 10240 {
+		t.Errorf("slices after Give: %d and %d MiB free, want 5000 and 10240", a, b)
+	}
+	taken := gpu.Take(devs, uuid(0), 50000)
+	if f := taken[0].Memory.FreeMiB; f != 0 {
+		t.Errorf("gpu 0 after Take: %d MiB free, want 0", f)
+	}
+	if devs[0].Memory.FreeMiB != 30000 || devs[1].Slices[0].Memory.FreeMiB != 2000 {
+		t.Errorf("Give or Take changed its input: %+v", devs)
+	}
+}

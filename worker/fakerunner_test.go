@@ -22,14 +22,15 @@ import (
 
 // fakeRunner is one fake worker process.
 type fakeRunner struct {
-	world   *fakeWorld
-	spec    process.Spec
-	pid     int
-	started time.Time
-	init    []batching.Prop
-	exited  chan struct{}
-	slot    chan struct{}  // held by the untracked request in flight
-	ops     sync.WaitGroup // requests being played
+	world    *fakeWorld
+	stopTime time.Duration // how long Stop takes before the worker exits
+	spec     process.Spec
+	pid      int
+	started  time.Time
+	init     []batching.Prop
+	exited   chan struct{}
+	slot     chan struct{}  // held by the untracked request in flight
+	ops      sync.WaitGroup // requests being played
 
 	mu      sync.Mutex
 	err     *process.ExitError
@@ -67,12 +68,15 @@ func (r *fakeRunner) name() string {
 // exit ends the process with status; the first end is kept.
 func (r *fakeRunner) exit(status, detail string) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.err != nil {
-		return
+	first := r.err == nil
+	if first {
+		r.err = &process.ExitError{Model: r.spec.Model, ID: r.pid, PID: r.pid, Status: status, Detail: detail}
+		close(r.exited)
 	}
-	r.err = &process.ExitError{Model: r.spec.Model, ID: r.pid, PID: r.pid, Status: status, Detail: detail}
-	close(r.exited)
+	r.mu.Unlock()
+	if first && r.world != nil {
+		r.world.exited(r)
+	}
 }
 
 // crash kills the worker from outside, as SIGKILL would.
@@ -124,6 +128,9 @@ func (r *fakeRunner) timeoutError(what string) error {
 
 // Stop ends the worker and waits until every request it held has failed.
 func (r *fakeRunner) Stop(context.Context) error {
+	if r.stopTime > 0 {
+		time.Sleep(r.stopTime)
+	}
 	r.exit("signal: terminated", "stopped")
 	r.ops.Wait()
 	return nil
@@ -230,6 +237,7 @@ func (r *fakeRunner) Dispatch(ctx context.Context, ins []*batching.Input, answer
 		return err
 	}
 	a := actOf(ins)
+	r.world.noteAnswers(ins)
 	for i, in := range ins {
 		answer(i, r.reply(in, a), nil)
 	}

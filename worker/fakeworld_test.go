@@ -6,12 +6,14 @@ package worker
 
 import (
 	"context"
-
 	"fmt"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/batching"
 	"github.com/switchyard/switchyard/worker/process"
 )
 
@@ -30,6 +32,7 @@ type fakeScript struct {
 	rolling  string        // the rolling_batch mode workers report; "" means the configured one
 	lose     int           // the next lose requests are lost: the worker dies before they reach it
 	onLoad   func()        // called as a worker finishes loading
+	stopTime time.Duration // how long a worker takes to exit once stopped
 }
 
 // fakeStart is one call of the start function.
@@ -47,10 +50,63 @@ type fakeWorld struct {
 	scripts map[string]*fakeScript
 	starts  []fakeStart
 	runners []*fakeRunner
+
+	// What the residency tests watch, as it happens.
+	holding    map[string]int   // per model, starts under way and workers alive
+	peakLoaded int              // the most models that held workers at once
+	overlaps   []string         // starts of a model that began while it held a worker already
+	seq        *atomic.Int64    // a clock of events the tests share; nil when no test reads one
+	answered   map[string]int64 // per job body, seq just before its answer
 }
 
 func newFakeWorld() *fakeWorld {
-	return &fakeWorld{pid: 1 << 22, scripts: map[string]*fakeScript{}}
+	return &fakeWorld{pid: 1 << 22, scripts: map[string]*fakeScript{}, holding: map[string]int{}, answered: map[string]int64{}}
+}
+
+// holdLocked notes that model holds d more starts or workers, and the
+// most models holding any at once.
+func (w *fakeWorld) holdLocked(model string, d int) {
+	if d > 0 && w.holding[model] > 0 {
+		w.overlaps = append(w.overlaps, model)
+	}
+	w.holding[model] += d
+	n := 0
+	for _, h := range w.holding {
+		if h > 0 {
+			n++
+		}
+	}
+	w.peakLoaded = max(w.peakLoaded, n)
+}
+
+// exited notes that r exited.
+func (w *fakeWorld) exited(r *fakeRunner) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.holdLocked(r.spec.Model, -1)
+}
+
+// noteAnswers records, for each body of ins, the seq just before its
+// answer.
+func (w *fakeWorld) noteAnswers(ins []*batching.Input) {
+	if w.seq == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, in := range ins {
+		if len(in.Content) > 0 {
+			w.answered[string(in.Content[0].Value)] = w.seq.Add(1)
+		}
+	}
+}
+
+// watch returns the most models that held workers at once, and the
+// models that started while they held one.
+func (w *fakeWorld) watch() (peak int, overlaps []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.peakLoaded, slices.Clone(w.overlaps)
 }
 
 func (w *fakeWorld) scriptLocked(model string) *fakeScript {
@@ -82,12 +138,14 @@ func (w *fakeWorld) start(ctx context.Context, spec process.Spec) (Runner, error
 	pid, s := w.pid, *w.scriptLocked(spec.Model)
 	w.starts = append(w.starts, fakeStart{spec: spec, pid: pid, at: time.Now()})
 	n := len(w.starts) - 1
+	w.holdLocked(spec.Model, 1)
 	w.mu.Unlock()
 	r, err := w.load(ctx, spec, pid, s)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.starts[n].err = err
 	if err != nil {
+		w.holdLocked(spec.Model, -1)
 		return nil, err
 	}
 	w.runners = append(w.runners, r)
@@ -107,7 +165,7 @@ func (w *fakeWorld) load(ctx context.Context, spec process.Spec, pid int, s fake
 		s.onLoad()
 	}
 	r := newFakeRunner(spec, pid, s.rolling)
-	r.world = w
+	r.world, r.stopTime = w, s.stopTime
 	return r, nil
 }
 

@@ -44,6 +44,7 @@ func (w *run) serveBatches(ctx context.Context, p Runner) exit {
 			return w.why(p, nil)
 		}
 		w.busy()
+		w.m.took(len(jobs))
 		perr := w.dispatch(p, jobs)
 		w.idle()
 		if perr != nil || processExited(p) {
@@ -148,6 +149,7 @@ func (w *run) idle() {
 	w.mu.Lock()
 	w.state, w.lastActive = workerReady, time.Now()
 	w.mu.Unlock()
+	w.m.idled()
 }
 
 // serveRolling is the rolling-batch loop: requests go to the worker as they
@@ -175,6 +177,7 @@ func (w *run) serveRolling(ctx context.Context, p Runner) exit {
 		}
 		w.env.metrics.dispatched(m.name, jobs)
 		w.busy()
+		m.took(len(jobs))
 		inFlight.Add(int32(len(jobs)))
 		for _, j := range jobs {
 			w.track(p, j, func() { <-slots; w.touch(inFlight.Add(-1)) })
@@ -221,10 +224,14 @@ func (w *run) track(p Runner, j *batching.Job, done func()) {
 // touch records activity; with no request in flight the worker is idle.
 func (w *run) touch(inFlight int32) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	w.lastActive = time.Now()
-	if inFlight == 0 && w.state == workerBusy {
+	idle := inFlight == 0 && w.state == workerBusy
+	if idle {
 		w.state = workerReady
+	}
+	w.mu.Unlock()
+	if idle {
+		w.m.idled()
 	}
 }
 

@@ -83,6 +83,9 @@ func (r *Registry) checkHost(m *Model, n int) error {
 // there is memory for: extra[g] new workers in each group, counted all
 // together against the host and, one after another, against each GPU. A
 // group on a GPU that is down is passed over, unless every GPU group is.
+// When they do not fit now but would once idle models were unloaded, it
+// lets them start: their load evicts. It refuses a load that could never
+// fit within memory_budget_mb or max_loaded_models too.
 func (r *Registry) precheck(m *Model, extra map[*group]int) error {
 	total := 0
 	for _, n := range extra {
@@ -91,10 +94,21 @@ func (r *Registry) precheck(m *Model, extra map[*group]int) error {
 	if total == 0 {
 		return nil
 	}
-	if err := r.checkHost(m, total); err != nil {
+	err := r.checkHost(m, total)
+	if err == nil {
+		err = r.precheckGPUs(m, extra)
+	}
+	if err != nil && (!isMemoryError(err) || isDeviceDown(err)) {
 		return err
 	}
-	return r.precheckGPUs(m, extra)
+	roomErr, evictable := r.res.couldFit(m)
+	switch {
+	case err == nil:
+		return roomErr
+	case roomErr == nil && evictable:
+		return nil
+	}
+	return err
 }
 
 // scalePrecheck refuses (507) a scale whose new minimum needs more workers

@@ -36,6 +36,8 @@ type run struct {
 	began      time.Time
 	lastActive time.Time
 	quitting   bool
+	admitted   bool                    // it holds room: the residency admitted it, until it leaves
+	idleOut    bool                    // it left because it had no work (a temporary worker's max_idle_time)
 	retune     context.CancelCauseFunc // ends the wait for the next batch, to apply a new kind
 }
 
@@ -44,6 +46,7 @@ type run struct {
 // model.
 type slotEnv struct {
 	log        *zap.Logger                                          // with the model's and the worker's fields
+	admit      func(w *run) error                                   // waits until there is room for w (residency.admit)
 	forced     context.Context                                      // done once a forced shutdown cuts off what runs
 	stopGrace  time.Duration                                        // a retired process's time between SIGTERM and SIGKILL
 	metrics    *metrics                                             //
@@ -61,6 +64,7 @@ func (r *Registry) slotEnv(g *group, id int) slotEnv {
 		forced:     r.ctx,
 		stopGrace:  r.stopGrace(),
 		metrics:    r.metrics,
+		admit:      r.res.admit,
 		lockDevice: func(ctx context.Context) (func(), error) { return r.lockDevice(ctx, g) },
 		place:      func() (string, error) { return r.placeWorker(g) },
 		start: func(ctx context.Context, unit string) (Runner, error) {
@@ -156,6 +160,7 @@ func (w *run) loop() {
 		why := w.serve(p)
 		w.retire(p)
 		if why == exitStopped || w.ctx.Err() != nil {
+			w.setIdleOut(why == exitStopped && w.ctx.Err() == nil)
 			return
 		}
 		if w.died(p, why, time.Since(began), &b) {
@@ -241,11 +246,15 @@ func (w *run) pause(d time.Duration) {
 	}
 }
 
-// start starts one process for the worker. Under its device's start lock,
+// start starts one process for the worker. First it waits for room (the
+// residency may evict idle models for it, or refuse it). Under its device's start lock,
 // it checks memory against figures read after the previous worker loaded,
 // picks the GPU or MIG device, and waits for the process to load.
 func (w *run) start() (Runner, error) {
 	w.setState(workerStarting)
+	if err := w.env.admit(w); err != nil {
+		return nil, err
+	}
 	unlock, err := w.env.lockDevice(w.ctx)
 	if err != nil {
 		return nil, err
@@ -288,9 +297,55 @@ func (w *run) leave() {
 	m := w.m
 	m.mu.Lock()
 	w.g.remove(w)
+	m.workerLeftLocked(w)
 	m.changedLocked()
 	m.mu.Unlock()
 	m.poke()
+	m.reg.res.notify()
+}
+
+// isAdmitted reports whether the worker holds room.
+func (w *run) isAdmitted() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.admitted
+}
+
+func (w *run) setAdmitted() {
+	w.mu.Lock()
+	w.admitted = true
+	w.mu.Unlock()
+}
+
+// holdsWork reports whether a worker that holds room is loading or busy.
+func (w *run) holdsWork() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.admitted && (w.state == workerBusy || w.state == workerStarting)
+}
+
+// procInfo returns the pid of the worker's process (0 when it has none)
+// and the GPU or MIG device it runs on.
+func (w *run) procInfo() (pid int, unit string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.proc != nil {
+		pid = w.proc.PID()
+	}
+	return pid, w.unit
+}
+
+func (w *run) setIdleOut(idle bool) {
+	w.mu.Lock()
+	w.idleOut = idle
+	w.mu.Unlock()
+}
+
+// wentIdle reports whether the worker left because it had no work.
+func (w *run) wentIdle() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.idleOut
 }
 
 // tailOf returns the stderr lines a start error carries, if any.

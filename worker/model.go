@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -19,10 +20,12 @@ import (
 type modelState int
 
 const (
-	stateLoading modelState = iota // first workers starting
-	stateReady                     // loaded at least once
-	stateFailed                    // workers failed retry_threshold times in a row
-	stateRemoved                   // unregistered or shut down
+	stateLoading   modelState = iota // workers starting: the first load, or a load on demand
+	stateReady                       // loaded
+	stateFailed                      // workers failed retry_threshold times in a row
+	stateRemoved                     // unregistered or shut down
+	stateUnloading                   // evicted: its workers are leaving; a request that comes meanwhile loads it again after
+	stateUnloaded                    // registered without workers: it loads on its next request (load_on_demand, or evicted)
 )
 
 // Model ties one registered model's configuration, queue and worker groups.
@@ -56,6 +59,17 @@ type Model struct {
 	// gen is what the handler declared it can honour (guarded by mu); nil
 	// when no worker declared anything.
 	gen *api.Generation
+
+	// Residency, guarded by mu (see model_residency.go).
+	onDemand    bool        // the load under way was asked for by a request: a 507 answers the requests and the model stays unloaded
+	loadBegan   time.Time   // when the load under way began: a worker started while the model had none; zero when none runs
+	readyAt     time.Time   // when the model's last load ended
+	lastUnload  *api.Unload // when and why its workers last went away while it stayed registered
+	peakHostMiB int64       // the most host memory one of its workers was measured to hold
+	peakGPUMiB  int64       // the most GPU memory one of its workers was measured to hold
+
+	lastUsed atomic.Int64  // unix nanoseconds of its last request, or of a worker of it going idle; 0 for never
+	taken    atomic.Uint64 // jobs its workers took from the current queue (see busyLocked)
 }
 
 func newModel(reg *Registry, name, url string, cfg *properties.Model, startup bool) *Model {
@@ -122,7 +136,7 @@ func (m *Model) listStatus() string {
 // stateWordLocked is DJL's word for the model's state; m.mu is held.
 func (m *Model) stateWordLocked() string {
 	switch m.state {
-	case stateLoading:
+	case stateLoading, stateUnloading, stateUnloaded:
 		return api.StatusPending
 	case stateFailed:
 		return api.StatusFailed
@@ -131,18 +145,31 @@ func (m *Model) stateWordLocked() string {
 }
 
 // workerReady notes a worker of g that loaded: its device is up, it ends a
-// first load and resets the failure count.
+// load and resets the failure count.
 func (m *Model) workerReady(g *group, rolling string) {
 	m.setRolling(rolling)
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	g.down = ""
-	if m.state == stateFailed || m.state == stateRemoved {
+	if m.goneLocked() {
+		m.mu.Unlock()
 		return
 	}
 	m.failures = 0
 	m.settleLoadLocked()
+	m.loadEndedLocked()
 	m.changedLocked()
+	m.mu.Unlock()
+	m.reg.res.notify()
+}
+
+// goneLocked reports whether the model is FAILED, removed, or unloading or
+// unloaded: a worker that comes up now is not wanted.
+func (m *Model) goneLocked() bool {
+	switch m.state {
+	case stateFailed, stateRemoved, stateUnloading, stateUnloaded:
+		return true
+	}
+	return false
 }
 
 // deviceDown notes that g's GPU is down, and reports whether the worker
@@ -154,7 +181,7 @@ func (m *Model) deviceDown(g *group, err error) bool {
 	g.down = err.Error()
 	defer m.changedLocked()
 	switch {
-	case m.state == stateRemoved || m.state == stateFailed:
+	case m.goneLocked():
 		return true
 	case m.state == stateLoading && m.allDownLocked():
 		m.failures++
@@ -222,18 +249,24 @@ func (m *Model) waitUntil(ctx context.Context, cond func() bool) error {
 
 // workerFailed counts a worker that failed to load or died, and reports
 // whether the worker must not be restarted: the model is now FAILED, or it
-// is gone. A worker that finds no memory while the model first loads fails
-// the model at once (507), since waiting will not make room.
+// is gone or unloaded. A worker that finds no memory while the model first
+// loads fails the model at once (507), since waiting will not make room;
+// one that finds none for a load on demand answers the requests that wait
+// with that error and leaves the model unloaded, to load on a later request.
 func (m *Model) workerFailed(err error, stderr []string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.state == stateRemoved || m.state == stateFailed {
+	if m.goneLocked() {
+		return true
+	}
+	if m.state == stateLoading && m.onDemand && isMemoryError(err) && m.liveLocked() == 0 {
+		m.refuseLoadLocked(err)
 		return true
 	}
 	m.failures++
 	m.lastErr = describeFailure(err, stderr)
 	m.changedLocked()
-	firstLoadOOM := m.state == stateLoading && isMemoryError(err)
+	firstLoadOOM := m.state == stateLoading && !m.onDemand && isMemoryError(err)
 	if m.failures < m.reg.retryThreshold() && !firstLoadOOM {
 		return false
 	}
@@ -254,12 +287,20 @@ func (m *Model) failLocked() {
 			w.stop()
 		}
 	}
+	m.onDemand, m.loadBegan = false, time.Time{}
+	m.swapQueueLocked(fmt.Errorf("%w: model %s failed to load: %s", api.ErrModelFailed, m.name, firstLine(m.lastErr)))
+}
+
+// swapQueueLocked gives the model a fresh queue and answers what waited in
+// the old one with why.
+func (m *Model) swapQueueLocked(why error) {
 	old := m.queue
 	m.queue = batching.NewQueue(old.Cap())
+	m.taken.Store(0)
 	if m.draining != nil {
 		m.queue.Drain(m.draining)
 	}
-	old.Close(fmt.Errorf("%w: model %s", api.ErrModelFailed, m.name))
+	old.Close(why)
 }
 
 // idleDrainLocked reports whether the model drains and its queue is empty.
@@ -373,21 +414,29 @@ func firstLine(s string) string {
 // submit queues a job for this model. A job without a deadline gets
 // predict_timeout: it is answered with batching.ErrExpired when no worker
 // has taken it by then. A model still loading (PENDING) queues the job like
-// any other: its first worker takes it once it is up.
+// any other: its first worker takes it once it is up; an unloaded one
+// starts loading for it. The job is queued under the model's lock, so
+// that an eviction, which looks at the queue under that lock, sees it.
 func (m *Model) submit(j *batching.Job) error {
 	m.mu.Lock()
 	state, q := m.state, m.queue
-	m.mu.Unlock()
-	if err := m.refusal(state); err != nil {
-		return err
+	if state == stateFailed || state == stateRemoved {
+		m.mu.Unlock()
+		return m.refusal(state)
 	}
 	j.SetDeadline(j.Created().Add(m.cfg.PredictTimeout))
-	if err := q.Push(j); err != nil {
+	err := q.Push(j)
+	if err == nil && state == stateUnloaded {
+		m.beginLoadLocked(true)
+	}
+	m.mu.Unlock()
+	if err != nil {
 		if errors.Is(err, batching.ErrQueueFull) {
 			return fmt.Errorf("%w: model %s has %d requests waiting (job_queue_size)", err, m.name, q.Cap())
 		}
 		return fmt.Errorf("model %s: %w", m.name, err)
 	}
+	m.used()
 	m.poke()
 	return nil
 }
@@ -439,15 +488,17 @@ func (m *Model) recordWith(f figures) api.ModelRecord {
 		RequestInQueue:      q.Len(),
 		Status:              m.status(),
 		LoadedAtStartup:     m.startup,
+		LastUsed:            m.lastUsedTime(),
 		WorkerGroups:        []api.WorkerGroup{},
 	}
 	m.mu.Lock()
+	rec.Loaded, rec.Pinned, rec.LastUnload = m.loadedLocked(), m.pinnedLocked(), copyUnload(m.lastUnload)
 	rec.RollingBatch = m.rolling
 	if m.gen != nil {
 		g := *m.gen
 		rec.Generation = &g
 	}
-	if m.state == stateFailed || m.state == stateLoading {
+	if m.state == stateFailed || m.state == stateLoading || m.state == stateUnloaded {
 		rec.LastError = m.lastErr
 	}
 	groups := append([]*group(nil), m.groups...)

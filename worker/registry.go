@@ -102,6 +102,8 @@ type Registry struct {
 
 	gpus    *gpuView
 	budget  *budget
+	res     *residency     // makes room for workers about to start
+	loads   *loadMetrics   // loads and evictions
 	bg      sync.WaitGroup // asynchronous registrations
 	dropped droppedList    // registrations that failed and were removed
 
@@ -123,7 +125,11 @@ func NewRegistry(cfg Config) (*Registry, error) {
 		return nil, fmt.Errorf("worker: list gpus: %w", err)
 	}
 	r.budget = newBudget(resolveCaps(cfg.Server, readHost(len(r.gpus.ids), cfg.HostMemory)))
+	r.res = newResidency(r)
 	r.metrics, err = newMetrics(r, cfg.Registerer)
+	if err == nil {
+		r.loads, err = newLoadMetrics(r, cfg.Registerer)
+	}
 	if err != nil {
 		cancel()
 		return nil, err
@@ -201,13 +207,14 @@ func (r *Registry) List() []api.ModelSummary {
 	return out
 }
 
-// Describe returns the named model's record. For a model whose
-// registration failed and was dropped, the not-found error says why.
+// Describe returns the named model's record. For a model that was
+// unregistered, or whose registration failed and was dropped, the
+// not-found error says so.
 func (r *Registry) Describe(name string) (api.ModelRecord, error) {
 	m, err := r.lookup(name)
 	if err != nil {
 		if why, ok := r.dropped.reason(name); ok {
-			return api.ModelRecord{}, fmt.Errorf("%w: %s (its registration failed and it was removed: %s)", api.ErrModelNotFound, name, why)
+			return api.ModelRecord{}, fmt.Errorf("%w: %s (%s)", api.ErrModelNotFound, name, why)
 		}
 		return api.ModelRecord{}, err
 	}
@@ -218,7 +225,7 @@ func (r *Registry) Describe(name string) (api.ModelRecord, error) {
 func (r *Registry) Health() map[string]api.ModelHealth {
 	out := map[string]api.ModelHealth{}
 	for _, m := range r.snapshot() {
-		h := api.ModelHealth{Status: m.status(), StartupLoading: m.startupLoading()}
+		h := api.ModelHealth{Status: m.status(), StartupLoading: m.startupLoading(), OnDemand: m.onDemandNow()}
 		if bad, why := m.failed(); bad {
 			h.Error = firstLine(why)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -25,8 +26,10 @@ func (r *Registry) Unregister(ctx context.Context, name string) error {
 	}
 	delete(r.models, name)
 	r.mu.Unlock()
+	r.dropped.add(name, "it was unregistered at "+recordTime(time.Now()).Format(time.RFC3339))
 	m.remove(ctx, "unregistered")
 	r.metrics.forget(name)
+	r.loads.forget(name)
 	r.log.Info("model unregistered", zap.String("model", name))
 	return nil
 }
@@ -105,7 +108,11 @@ func (m *Model) rescale(req api.ScaleRequest) error {
 	}
 	m.setCounts(req)
 	m.reviveLocked()
-	m.fitLocked(req.Synchronous)
+	if m.state == stateUnloaded {
+		m.beginLoadLocked(false) // a scale asks for the model
+	} else {
+		m.fitLocked(req.Synchronous)
+	}
 	m.changedLocked()
 	return nil
 }
@@ -211,12 +218,13 @@ func (m *Model) cutOff(err error) error {
 	return err
 }
 
-// maxDropped is how many failed registrations Describe can still explain.
+// maxDropped is how many removed models Describe can still explain.
 const maxDropped = 100
 
-// droppedList remembers why the last maxDropped registrations that failed
-// were removed, so that a client polling an asynchronous registration
-// learns why the model is gone.
+// droppedList remembers why the last maxDropped models that went were
+// removed (unregistered, or their registration failed), so that a client
+// polling an asynchronous registration, or describing a model that was
+// loaded a moment ago, learns why it is gone.
 type droppedList struct {
 	mu    sync.Mutex
 	why   map[string]string

@@ -82,7 +82,7 @@ func (r *Registry) drop(m *Model, why error) {
 	mine := r.models[m.name] == m && !m.removed()
 	if mine {
 		delete(r.models, m.name)
-		r.dropped.add(m.name, firstLine(why.Error()))
+		r.dropped.add(m.name, "its registration failed and it was removed: "+firstLine(why.Error()))
 	}
 	r.mu.Unlock()
 	if !mine {
@@ -90,11 +90,14 @@ func (r *Registry) drop(m *Model, why error) {
 	}
 	m.remove(context.Background(), "removed: its registration failed")
 	r.metrics.forget(m.name)
+	r.loads.forget(m.name)
 	r.log.Error("model registration failed; model removed", zap.String("model", m.name), zap.Error(why))
 }
 
 // LoadStartup registers the models of load_models without waiting for them:
-// a model that fails becomes FAILED and the others go on.
+// a model that fails becomes FAILED and the others go on. With
+// load_on_demand, a model that is not pinned is registered unloaded: it
+// loads on its first request.
 func (r *Registry) LoadStartup(refs []properties.ModelRef) error {
 	reqs, err := startupRequests(refs)
 	if err != nil {
@@ -107,6 +110,10 @@ func (r *Registry) LoadStartup(refs []properties.ModelRef) error {
 		}
 		if err != nil {
 			r.log.Error("model not loaded", zap.String("url", req.URL), zap.Error(err))
+			continue
+		}
+		if r.cfg.Server.LoadOnDemand && (m.cfg.Pinned == nil || !*m.cfg.Pinned) {
+			m.launchUnloaded(m.prepareLaunch())
 			continue
 		}
 		m.launch(m.prepareLaunch())
@@ -447,6 +454,27 @@ func (m *Model) launch(depsErr error) {
 		m.failLocked()
 	} else {
 		m.fitLocked(true)
+	}
+	m.wg.Add(1)
+	go m.scaler()
+}
+
+// launchUnloaded is launch for a model that loads on demand: it starts no
+// worker, and its first load counts as done, so that /ping does not wait
+// for it.
+func (m *Model) launchUnloaded(depsErr error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state == stateRemoved {
+		return
+	}
+	m.loadedOnce = true
+	if depsErr != nil {
+		m.lastErr = depsErr.Error()
+		m.failLocked()
+	} else {
+		m.state = stateUnloaded
+		m.changedLocked()
 	}
 	m.wg.Add(1)
 	go m.scaler()

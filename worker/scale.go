@@ -71,7 +71,7 @@ func (m *Model) fitLocked(fill bool) {
 // figures aside; m.mu is held.
 func (m *Model) viewLocked(fill, grow bool) scaleView {
 	v := scaleView{
-		active:    m.state != stateFailed && m.state != stateRemoved && !m.idleDrainLocked(),
+		active:    !m.goneLocked() && !m.idleDrainLocked(),
 		ready:     m.state == stateReady,
 		queued:    m.queue.Len(),
 		batchSize: m.cfg.BatchSize,
@@ -110,6 +110,9 @@ func (m *Model) carryOutLocked(v scaleView) {
 
 // startLocked adds one worker to g and starts its goroutine.
 func (m *Model) startLocked(g *group, temporary bool) {
+	if m.slotsLocked() == 0 {
+		m.loadBegan = time.Now()
+	}
 	ctx, cancel := context.WithCancel(m.ctx)
 	id := m.nextWorkerID()
 	w := &run{m: m, g: g, env: m.reg.slotEnv(g, id), id: id, temporary: temporary, ctx: ctx, cancel: cancel,

@@ -1,0 +1,333 @@
+package worker
+
+import (
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/switchyard/switchyard/api"
+)
+
+// A model's residency: whether it holds workers, when it was last used,
+// and its loads and unloads. A model loads when it is registered (unless
+// load_on_demand leaves it unloaded at start) and, once unloaded, on its
+// next request or scale; it unloads when it is evicted to make room for
+// another (residency.go), or, without a minimum, when its last worker goes
+// idle.
+
+// pinnedLocked reports whether the model must never be evicted: its
+// pinned key when set; else, unless models load on demand, whether it has
+// a minimum of workers (DJL keeps minWorkers running).
+func (m *Model) pinnedLocked() bool {
+	if m.cfg.Pinned != nil {
+		return *m.cfg.Pinned
+	}
+	return !m.reg.cfg.Server.LoadOnDemand && m.totalMinLocked() >= 1
+}
+
+// slotsLocked counts the model's worker slots, whatever their state.
+func (m *Model) slotsLocked() int {
+	n := 0
+	for _, g := range m.groups {
+		n += len(g.workers)
+	}
+	return n
+}
+
+// liveLocked counts the model's workers that take requests.
+func (m *Model) liveLocked() int {
+	n := 0
+	for _, g := range m.groups {
+		n += g.live()
+	}
+	return n
+}
+
+// loadedLocked reports whether the model has a worker that takes requests.
+func (m *Model) loadedLocked() bool {
+	return m.state != stateUnloading && m.liveLocked() > 0
+}
+
+// loaded is loadedLocked with the lock taken.
+func (m *Model) loaded() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.loadedLocked()
+}
+
+// onDemandLocked reports whether the model is not loaded because it loads
+// on demand: unloaded, unloading, or loading for a request.
+func (m *Model) onDemandLocked() bool {
+	return m.state == stateUnloaded || m.state == stateUnloading || m.state == stateLoading && m.onDemand
+}
+
+// onDemandNow is onDemandLocked with the lock taken.
+func (m *Model) onDemandNow() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.onDemandLocked()
+}
+
+// busyLocked reports whether the model has work in hand: it is loading, a
+// request waits in its queue or in a batch being filled, a worker took a
+// batch and has not yet marked itself busy (the queue handed out more jobs
+// than the workers took), or a worker that holds room is busy or loading.
+func (m *Model) busyLocked() bool {
+	if m.state == stateLoading {
+		return true
+	}
+	q := m.queue
+	if q.Held() > 0 || q.Stats().Dispatched > m.taken.Load() {
+		return true
+	}
+	for _, g := range m.groups {
+		for _, w := range g.workers {
+			if w.holdsWork() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// took notes n jobs a worker took from the queue, after it marked itself
+// busy with them.
+func (m *Model) took(n int) {
+	m.taken.Add(uint64(n))
+	m.used()
+}
+
+// idled notes a worker that has nothing left to do: the model was used
+// now, and a worker waiting for room may find this model idle.
+func (m *Model) idled() {
+	m.used()
+	m.reg.res.notify()
+}
+
+// used notes that the model was used now.
+func (m *Model) used() { m.lastUsed.Store(time.Now().UnixNano()) }
+
+// lastUsedTime returns when the model was last used; zero for never.
+func (m *Model) lastUsedTime() time.Time {
+	n := m.lastUsed.Load()
+	if n == 0 {
+		return time.Time{}
+	}
+	return recordTime(time.Unix(0, n))
+}
+
+// beginLoadLocked starts loading an unloaded model: its minimum workers
+// start (each waits for room first). onDemand says a request asked for it.
+func (m *Model) beginLoadLocked(onDemand bool) {
+	m.state, m.onDemand, m.failures, m.readyAt = stateLoading, onDemand, 0, time.Time{}
+	m.changedLocked()
+	m.fitLocked(true)
+	m.poke()
+}
+
+// loadEndedLocked ends the load under way once the model is ready: it is
+// counted, timed and logged, and its minimum residence begins.
+func (m *Model) loadEndedLocked() {
+	if m.loadBegan.IsZero() || m.state != stateReady {
+		return
+	}
+	took := time.Since(m.loadBegan)
+	m.readyAt, m.loadBegan, m.onDemand = time.Now(), time.Time{}, false
+	m.reg.loads.loaded(m.name, took)
+	m.reg.log.Info("model loaded", zap.String("model", m.name), zap.Duration("took", took))
+}
+
+// admitLoad marks w as holding room. The first worker of a load brings the
+// model's other permanent workers that wait in with it: the plan counted
+// the whole minimum.
+func (m *Model) admitLoad(w *run) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	fresh := true
+	for _, g := range m.groups {
+		for _, x := range g.workers {
+			fresh = fresh && !x.isAdmitted()
+		}
+	}
+	w.setAdmitted()
+	if !fresh || w.isTemporary() {
+		return
+	}
+	for _, g := range m.groups {
+		for _, x := range g.workers {
+			if !x.isTemporary() && !x.stopping() {
+				x.setAdmitted()
+			}
+		}
+	}
+}
+
+// abandonUnwanted gives up a load on demand that no request waits for any
+// more and no worker serves yet: the model is unloaded again and its
+// workers stop. It reports whether it did.
+func (m *Model) abandonUnwanted() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state != stateLoading || !m.onDemand || m.queue.Held() > 0 || m.liveLocked() > 0 {
+		return false
+	}
+	m.state, m.onDemand = stateUnloaded, false
+	m.stopAllLocked()
+	m.reg.log.Info("model load abandoned: no request waits for it", zap.String("model", m.name))
+	return true
+}
+
+// refuseLoadLocked ends a load on demand that found no room: the requests
+// that wait are answered with err (507), and the model is unloaded again.
+func (m *Model) refuseLoadLocked(err error) {
+	m.state, m.onDemand, m.lastErr = stateUnloaded, false, err.Error()
+	m.stopAllLocked()
+	m.swapQueueLocked(fmt.Errorf("model %s could not load: %w", m.name, err))
+	m.reg.log.Warn("model not loaded: no room", zap.String("model", m.name), zap.Error(err))
+}
+
+// stopAllLocked asks every worker of the model to stop.
+func (m *Model) stopAllLocked() {
+	for _, g := range m.groups {
+		for _, w := range g.workers {
+			w.stop()
+		}
+	}
+	m.changedLocked()
+}
+
+// evict unloads the model to make room for model forModel, if it may be:
+// loaded, idle, not pinned. It reports whether it did. Its workers stop
+// (they have nothing to finish) and the model is unloaded once they are
+// gone; a request that comes meanwhile loads it again after that.
+func (m *Model) evict(forModel, cause string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state != stateReady || m.slotsLocked() == 0 || m.busyLocked() || m.pinnedLocked() {
+		return false
+	}
+	m.state = stateUnloading
+	m.lastUnload = &api.Unload{Time: recordTime(time.Now()), Reason: api.UnloadEvicted, ForModel: forModel, Cause: cause}
+	m.stopAllLocked()
+	m.reg.loads.evicted(m.name, cause)
+	m.reg.log.Info("model evicted", zap.String("model", m.name), zap.String("for", forModel), zap.String("cause", cause),
+		zap.Time("lastUsed", m.lastUsedTime()), zap.Int("queued", m.queue.Held()))
+	return true
+}
+
+// workerLeftLocked follows a worker slot out of the model: the last one to
+// leave an unloading model unloads it (and a request that came meanwhile
+// loads it again), and the last one of a loaded model without a minimum,
+// released for want of work, unloads it as idle.
+func (m *Model) workerLeftLocked(w *run) {
+	if m.slotsLocked() > 0 {
+		return
+	}
+	m.loadBegan = time.Time{}
+	switch m.state {
+	case stateUnloading:
+		m.state = stateUnloaded
+		m.reg.log.Info("model unloaded", zap.String("model", m.name), zap.String("reason", m.lastUnload.Reason))
+		if m.queue.Held() > 0 {
+			m.beginLoadLocked(true)
+		}
+	case stateReady:
+		if w.wentIdle() {
+			m.lastUnload = &api.Unload{Time: recordTime(time.Now()), Reason: api.UnloadIdle}
+		}
+	}
+}
+
+// workerPIDs returns the pids of the model's worker processes.
+func (m *Model) workerPIDs() []int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var pids []int
+	for _, g := range m.groups {
+		for _, w := range g.workers {
+			if pid, _ := w.procInfo(); pid != 0 {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
+}
+
+// residentView is the model as a plan to make room sees it, on figures f,
+// leaving out worker except (the one that asks); need is what except
+// needs: for the first permanent worker of a load, the model's whole
+// minimum. It updates what one worker of the model was measured to hold.
+func (m *Model) residentView(except *run, f roomFigures) (residentView, roomNeed) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rv := residentView{
+		m: m, name: m.name, pinned: m.pinnedLocked(), busy: m.busyLocked(),
+		leaving: m.state == stateUnloading || m.state == stateFailed || m.state == stateRemoved,
+		readyAt: m.readyAt, gpuMiB: map[string]int64{},
+	}
+	if m.state == stateLoading {
+		rv.readyAt = time.Time{}
+	}
+	rv.lastUsed = later(m.lastUsedTime(), rv.readyAt)
+	for _, g := range m.groups {
+		for _, w := range g.workers {
+			if w != except && w.isAdmitted() {
+				m.addWorker(&rv, g, w, f)
+			}
+		}
+	}
+	return rv, m.needLocked(except, rv.workers == 0, f)
+}
+
+// addWorker counts what worker w of group g holds into rv: its declared
+// needs, or what it was measured to hold where that is more.
+func (m *Model) addWorker(rv *residentView, g *group, w *run, f roomFigures) {
+	rv.workers++
+	pid, unit := w.procInfo()
+	host := max(m.needs.hostRequired, 0)
+	if rss, ok := f.rss[pid]; ok && pid != 0 {
+		m.peakHostMiB = max(m.peakHostMiB, rss)
+		host = max(host, rss)
+	} else if pid == 0 {
+		host = max(host, m.peakHostMiB)
+		rv.loadMiB += host
+	}
+	rv.hostMiB += host
+	if !g.isGPU() || unit == "" {
+		return
+	}
+	mib := max(m.needs.gpuRequired, 0)
+	if used, ok := f.gpuMemory(unit, pid); ok && pid != 0 {
+		m.peakGPUMiB = max(m.peakGPUMiB, used)
+		mib = max(mib, used)
+	} else if pid == 0 {
+		mib = max(mib, m.peakGPUMiB)
+	}
+	rv.gpuMiB[unit] += mib
+}
+
+// needLocked is what worker w needs to start; fresh says the model holds
+// no room yet.
+func (m *Model) needLocked(w *run, fresh bool, f roomFigures) roomNeed {
+	n := roomNeed{m: m, name: m.name, fresh: fresh, reservedMiB: m.needs.hostReserved, temporary: w.isTemporary()}
+	workers := 1
+	if fresh && !n.temporary {
+		workers = max(m.totalMinLocked(), 1)
+	}
+	n.hostMiB = int64(workers) * max(m.needs.hostRequired, m.peakHostMiB, 0)
+	if w.g != nil && w.g.isGPU() && f.devices != nil {
+		req := m.needs.gpuRequest([]int{w.g.device.DeviceID}, nil)
+		req.RequiredMiB = max(req.RequiredMiB, m.peakGPUMiB)
+		n.gpu = &req
+	}
+	return n
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
