@@ -24,6 +24,7 @@ import (
 type fakeRunner struct {
 	world    *fakeWorld
 	stopTime time.Duration // how long Stop takes before the worker exits
+	onExit   func()        // called as it exits
 	spec     process.Spec
 	pid      int
 	started  time.Time
@@ -76,6 +77,9 @@ func (r *fakeRunner) exit(status, detail string) {
 	r.mu.Unlock()
 	if first && r.world != nil {
 		r.world.exited(r)
+	}
+	if first && r.onExit != nil {
+		r.onExit()
 	}
 }
 

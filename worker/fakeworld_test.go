@@ -32,6 +32,7 @@ type fakeScript struct {
 	rolling  string        // the rolling_batch mode workers report; "" means the configured one
 	lose     int           // the next lose requests are lost: the worker dies before they reach it
 	onLoad   func()        // called as a worker finishes loading
+	onExit   func()        // called as a worker exits
 	stopTime time.Duration // how long a worker takes to exit once stopped
 }
 
@@ -165,7 +166,7 @@ func (w *fakeWorld) load(ctx context.Context, spec process.Spec, pid int, s fake
 		s.onLoad()
 	}
 	r := newFakeRunner(spec, pid, s.rolling)
-	r.world, r.stopTime = w, s.stopTime
+	r.world, r.stopTime, r.onExit = w, s.stopTime, s.onExit
 	return r, nil
 }
 

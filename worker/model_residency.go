@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/gpu"
 )
 
 // A model's residency: whether it holds workers, when it was last used,
@@ -163,17 +164,25 @@ func (m *Model) admitLoad(w *run) {
 	}
 }
 
-// abandonUnwanted gives up a load on demand that no request waits for any
-// more and no worker serves yet: the model is unloaded again and its
-// workers stop. It reports whether it did.
-func (m *Model) abandonUnwanted() bool {
+// abandonUnwanted gives up a load that no request waits for any more
+// while no worker of the model serves: a load on demand leaves the model
+// unloaded again and its workers stop; a temporary worker that would wake
+// a model without a minimum just stops. It reports whether it gave up.
+func (m *Model) abandonUnwanted(w *run) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.state != stateLoading || !m.onDemand || m.queue.Held() > 0 || m.liveLocked() > 0 {
+	if m.queue.Held() > 0 || m.liveLocked() > 0 {
 		return false
 	}
-	m.state, m.onDemand = stateUnloaded, false
-	m.stopAllLocked()
+	switch {
+	case m.state == stateLoading && m.onDemand:
+		m.state, m.onDemand = stateUnloaded, false
+		m.stopAllLocked()
+	case w.isTemporary():
+		w.stop()
+	default:
+		return false
+	}
 	m.reg.log.Info("model load abandoned: no request waits for it", zap.String("model", m.name))
 	return true
 }
@@ -264,7 +273,7 @@ func (m *Model) residentView(except *run, f roomFigures) (residentView, roomNeed
 	rv := residentView{
 		m: m, name: m.name, pinned: m.pinnedLocked(), busy: m.busyLocked(),
 		leaving: m.state == stateUnloading || m.state == stateFailed || m.state == stateRemoved,
-		readyAt: m.readyAt, gpuMiB: map[string]int64{},
+		readyAt: m.readyAt, gpuMiB: map[string]int64{}, loadGPU: map[string]int64{},
 	}
 	if m.state == stateLoading {
 		rv.readyAt = time.Time{}
@@ -294,7 +303,13 @@ func (m *Model) addWorker(rv *residentView, g *group, w *run, f roomFigures) {
 		rv.loadMiB += host
 	}
 	rv.hostMiB += host
-	if !g.isGPU() || unit == "" {
+	if !g.isGPU() {
+		return
+	}
+	if unit == "" {
+		unit = gpuUUID(f.devices, g.device.DeviceID) // a worker that has not chosen yet: its GPU, unless in MIG mode
+	}
+	if unit == "" {
 		return
 	}
 	mib := max(m.needs.gpuRequired, 0)
@@ -303,14 +318,26 @@ func (m *Model) addWorker(rv *residentView, g *group, w *run, f roomFigures) {
 		mib = max(mib, used)
 	} else if pid == 0 {
 		mib = max(mib, m.peakGPUMiB)
+		rv.loadGPU[unit] += mib
 	}
 	rv.gpuMiB[unit] += mib
+}
+
+// gpuUUID returns the UUID of GPU index among devs when it is not in MIG
+// mode; "" otherwise.
+func gpuUUID(devs []gpu.Device, index int) string {
+	for _, d := range devs {
+		if d.Index == index && !d.MIG {
+			return d.UUID
+		}
+	}
+	return ""
 }
 
 // needLocked is what worker w needs to start; fresh says the model holds
 // no room yet.
 func (m *Model) needLocked(w *run, fresh bool, f roomFigures) roomNeed {
-	n := roomNeed{m: m, name: m.name, fresh: fresh, reservedMiB: m.needs.hostReserved, temporary: w.isTemporary()}
+	n := roomNeed{m: m, name: m.name, fresh: fresh, reservedMiB: m.needs.hostReserved, temporary: w.isTemporary() && !fresh}
 	workers := 1
 	if fresh && !n.temporary {
 		workers = max(m.totalMinLocked(), 1)

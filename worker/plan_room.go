@@ -44,6 +44,7 @@ type residentView struct {
 	hostMiB  int64
 	loadMiB  int64            // the part of hostMiB that workers still loading have yet to take
 	gpuMiB   map[string]int64 // what its workers hold per GPU or MIG device UUID
+	loadGPU  map[string]int64 // GPU memory that workers still loading have yet to take, per device UUID
 	lastUsed time.Time        // its last request, or the end of its last load if later
 	readyAt  time.Time        // when its last load ended; zero while it loads
 }
@@ -56,7 +57,7 @@ type roomNeed struct {
 	hostMiB     int64 // host memory: the declared need, or what the model's workers were measured to hold, whichever is more
 	reservedMiB int64 // host memory that must stay free (reserved_memory_mb)
 	gpu         *gpu.Request
-	temporary   bool // a scale-up worker: it never waits for room
+	temporary   bool // a scale-up worker of a model that serves: it never waits for room
 }
 
 // roomPlan is what a plan to make room says.
@@ -163,7 +164,7 @@ func (v roomView) taken(need roomNeed, gone func(residentView) bool) room {
 				rm.freeMiB += r.hostMiB - r.loadMiB
 			}
 			for unit, mib := range r.gpuMiB {
-				rm.devices = gpu.Give(rm.devices, unit, uint64(max(mib, 0)))
+				rm.devices = gpu.Give(rm.devices, unit, uint64(max(mib-r.loadGPU[unit], 0)))
 			}
 			continue
 		}
@@ -173,6 +174,9 @@ func (v roomView) taken(need roomNeed, gone func(residentView) bool) room {
 		rm.usedMiB += r.hostMiB
 		if rm.freeMiB >= 0 {
 			rm.freeMiB -= r.loadMiB
+		}
+		for unit, mib := range r.loadGPU {
+			rm.devices = gpu.Take(rm.devices, unit, uint64(max(mib, 0)))
 		}
 	}
 	return rm

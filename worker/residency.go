@@ -122,7 +122,10 @@ func (res *residency) decide(w *run, f roomFigures) (roomPlan, error) {
 	if err := w.ctx.Err(); err != nil {
 		return roomPlan{}, err
 	}
-	if w.m.abandonUnwanted() {
+	if w.isAdmitted() {
+		return roomPlan{}, nil // admitted with the first worker of its load
+	}
+	if w.m.abandonUnwanted(w) {
 		return roomPlan{}, errLoadAbandoned
 	}
 	v, need := res.view(w, f)
@@ -195,8 +198,9 @@ type roomFigures struct {
 }
 
 // readRoom reads the host's available memory, every worker's RSS and, on a
-// GPU host, the devices' figures and each process's GPU memory. It holds
-// no lock while it reads.
+// GPU host, the devices' figures (fresh: a worker that just left must
+// count as gone) and each process's GPU memory. It holds no model's lock
+// while it reads.
 func (r *Registry) readRoom() roomFigures {
 	f := roomFigures{hostMiB: -1, rss: map[int]int64{}}
 	if _, avail, err := r.cfg.HostMemory(); err == nil {
@@ -209,7 +213,7 @@ func (r *Registry) readRoom() roomFigures {
 	}
 	if r.gpus.hasGPU() {
 		f.gpu = r.gpus.figures()
-		if devs, err := r.gpus.cached(); err == nil {
+		if devs, err := r.gpus.fresh(); err == nil {
 			f.devices = devs
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/gpu/gputest"
 	"github.com/switchyard/switchyard/properties"
 )
 
@@ -512,6 +514,30 @@ func TestSimReloadAfterEviction(t *testing.T) {
 	}, onDemand(1500, 0))
 }
 
+// TestSimScaleFromZeroEvicts: models without a minimum wake on a request
+// with a temporary worker, which waits for room like a load: two of them
+// with room for one take turns.
+func TestSimScaleFromZeroEvicts(t *testing.T) {
+	simTest(t, func(t *testing.T, r *testRegistry, w *fakeWorld) {
+		r.storeModels(t, []string{"x", "y"}, "minWorkers=0", "maxWorkers=1", "required_memory_mb=1000")
+		var jobs []*batching.Job
+		for k := range 6 {
+			jobs = append(jobs, r.submit(t, []string{"x", "y"}[k%2], newJob(fmt.Sprint(k), "action", "sleep", "seconds", "1")))
+		}
+		for _, j := range jobs {
+			if _, err := await(t, j); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if peak, _ := w.watch(); peak != 1 {
+			t.Errorf("%d models loaded at most, want 1", peak)
+		}
+		if n := r.evictions("x", api.EvictMemory) + r.evictions("y", api.EvictMemory); n == 0 {
+			t.Error("no eviction")
+		}
+	}, onDemand(1500, 0))
+}
+
 // TestSimIdleUnload: a model without a minimum whose last worker is
 // released for want of work shows as unloaded, for being idle.
 func TestSimIdleUnload(t *testing.T) {
@@ -555,6 +581,40 @@ func TestSimRegisterEvicts(t *testing.T) {
 			t.Errorf("registering with every loaded model pinned = %v, want 507 naming them", err)
 		}
 	}, func(c *Config) { c.Server.MemoryBudgetMB = 2500 })
+}
+
+// TestSimGPUEviction: on one GPU of 30000 MiB free, models that take
+// 12000 MiB each while loaded (NVML's free memory goes down as they load
+// and back as they exit) take turns two at a time: the third evicts the
+// least recently used of the other two, for memory.
+func TestSimGPUEviction(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lib := gputest.New(30000)
+		r := gpuRegistry(t, lib, onDemand(0, 0))
+		w := r.world
+		names := []string{"a", "b", "c"}
+		for _, name := range names {
+			w.set(name, func(s *fakeScript) {
+				s.onLoad = func() { lib.AddFree(0, -12000) }
+				s.onExit = func() { lib.AddFree(0, 12000) }
+			})
+		}
+		r.storeModels(t, names, "gpu.minWorkers=1", "gpu.maxWorkers=1", "gpu.required_memory_mb=12000")
+		for k := range 7 {
+			if _, err := r.call(t, names[k%3], newJob("x")); err != nil {
+				t.Fatalf("request %d: %v", k, err)
+			}
+		}
+		if peak, overlaps := w.watch(); peak != 2 || len(overlaps) > 0 {
+			t.Errorf("%d models on the GPU at most (want 2), overlaps %v", peak, overlaps)
+		}
+		if n := r.evictions("a", api.EvictMemory) + r.evictions("b", api.EvictMemory) + r.evictions("c", api.EvictMemory); n != 5 {
+			t.Errorf("%d evictions, want 5", n)
+		}
+		if rec := r.record(t, "b"); rec.LastUnload == nil || rec.LastUnload.ForModel != "a" {
+			t.Errorf("b's last unload: %+v, want evicted for a", rec.LastUnload)
+		}
+	})
 }
 
 // TestSimUnregisteredDescribe: describing a model that was unregistered

@@ -100,7 +100,7 @@ func modelFacts(m api.ModelRecord) [][]string {
 	if g := m.Generation; g != nil {
 		rows = append(rows, generationFacts(*g)...)
 	}
-	return append(rows,
+	rows = append(rows,
 		[]string{"Batch size:", strconv.Itoa(m.BatchSize)},
 		[]string{"Max batch delay:", strconv.Itoa(m.MaxBatchDelayMillis) + " ms"},
 		[]string{"Max idle time:", strconv.Itoa(m.MaxIdleSeconds) + " s"},
@@ -108,6 +108,28 @@ func modelFacts(m api.ModelRecord) [][]string {
 		[]string{"In queue:", strconv.Itoa(m.RequestInQueue)},
 		[]string{"Loaded at startup:", yesNo(m.LoadedAtStartup)},
 	)
+	return append(rows, residencyFacts(m)...)
+}
+
+// residencyFacts returns whether the model is loaded and pinned, when it
+// was last used and, if it was, why it was last unloaded.
+func residencyFacts(m api.ModelRecord) [][]string {
+	used := "never"
+	if !m.LastUsed.IsZero() {
+		used = m.LastUsed.Format(time.RFC3339)
+	}
+	rows := [][]string{{"Loaded:", yesNo(m.Loaded)}, {"Pinned:", yesNo(m.Pinned)}, {"Last used:", used}}
+	if u := m.LastUnload; u != nil {
+		why := u.Reason
+		if u.ForModel != "" {
+			why += " for " + u.ForModel
+		}
+		if u.Cause != "" {
+			why += " (" + u.Cause + ")"
+		}
+		rows = append(rows, []string{"Last unloaded:", why + " at " + u.Time.Format(time.RFC3339)})
+	}
+	return rows
 }
 
 // printFullError writes a last error that has more than one line under a

@@ -8,7 +8,8 @@ import (
 const describeBody = `[{"workflowName": "llama", "models": [{
   "modelName": "llama", "modelUrl": "/opt/ml/model/llama", "batchSize": 4, "maxBatchDelayMillis": 100,
   "maxIdleSeconds": 60, "queueSize": 1000, "requestInQueue": 7, "status": "Unhealthy",
-  "loadedAtStartup": false, "rollingBatch": "vllm", "lastError": "worker exited:\tCUDA error",
+  "loadedAtStartup": false, "loaded": true, "pinned": true, "lastUsed": "2025-01-02T05:06:07.123Z",
+  "rollingBatch": "vllm", "lastError": "worker exited:\tCUDA error",
   "generation": {"contextLength": 8192, "supportsTools": true, "maxChoices": 1},
   "workerGroups": [
     {"device": {"deviceType": "cpu", "deviceId": -1}, "minWorkers": 0, "maxWorkers": 1, "workers": []},
@@ -32,6 +33,9 @@ Max idle time:       60 s
 Queue size:          1000
 In queue:            7
 Loaded at startup:   no
+Loaded:              yes
+Pinned:              yes
+Last used:           2025-01-02T05:06:07Z
 
 Workers on cpu (min 0, max 1): none
 
@@ -55,8 +59,36 @@ Max idle time:       60 s
 Queue size:          1000
 In queue:            0
 Loaded at startup:   yes
+Loaded:              no
+Pinned:              no
+Last used:           never
 
 Workers: none
+`
+
+// unloadedBody is a describe answer of a model that was evicted.
+const unloadedBody = `[{"workflowName": "b", "models": [{"modelName": "b", "modelUrl": "/models/b",
+  "batchSize": 1, "maxBatchDelayMillis": 100, "maxIdleSeconds": 60, "queueSize": 1000,
+  "requestInQueue": 0, "status": "PENDING", "loadedAtStartup": true, "loaded": false, "pinned": false,
+  "lastUsed": "2025-01-02T05:00:00Z",
+  "lastUnload": {"time": "2025-01-02T05:01:00Z", "reason": "evicted", "forModel": "c", "cause": "memory"},
+  "workerGroups": [{"device": {"deviceType": "cpu", "deviceId": -1}, "minWorkers": 1, "maxWorkers": 1, "workers": []}]}]}]`
+
+const unloadedText = `Name:                b
+URL:                 /models/b
+Status:              PENDING
+Batch size:          1
+Max batch delay:     100 ms
+Max idle time:       60 s
+Queue size:          1000
+In queue:            0
+Loaded at startup:   yes
+Loaded:              no
+Pinned:              no
+Last used:           2025-01-02T05:00:00Z
+Last unloaded:       evicted for c (memory) at 2025-01-02T05:01:00Z
+
+Workers on cpu (min 1, max 1): none
 `
 
 func TestDescribe(t *testing.T) {
@@ -71,6 +103,8 @@ func TestDescribe(t *testing.T) {
 			want{stdout: describeText, reqs: get("/models/llama")}},
 		{"no workers", []string{"a"}, reply{status: 200, body: minimalBody},
 			want{stdout: minimalText, reqs: get("/models/a")}},
+		{"evicted", []string{"b"}, reply{status: 200, body: unloadedBody},
+			want{stdout: unloadedText, reqs: get("/models/b")}},
 		{"json as is", []string{"--json", "a"}, reply{status: 200, body: minimalBody},
 			want{stdout: minimalBody + "\n", reqs: get("/models/a")}},
 		{"name escaped", []string{"a b/c"}, reply{status: 400, body: `{"code": 400, "type": "BadRequestException", "message": "Invalid model name."}`},
@@ -111,6 +145,9 @@ Max idle time:       60 s
 Queue size:          1000
 In queue:            0
 Loaded at startup:   no
+Loaded:              no
+Pinned:              no
+Last used:           never
 
 Last error in full:
   worker 19002 answered 500: RuntimeError: broken
@@ -137,6 +174,9 @@ Max idle time:       0 s
 Queue size:          0
 In queue:            0
 Loaded at startup:   no
+Loaded:              no
+Pinned:              no
+Last used:           never
 
 Workers: none
 `
