@@ -37,22 +37,25 @@ func intField(key string, p *int) field {
 }
 
 // optIntField is an int field that stays nil unless the key is set.
-func optIntField(key string, p **int) field {
+func optIntField(key string, p **int) field { return optField(key, p, parseInt, strconv.Itoa) }
+
+// optField is a field of type T that stays nil unless the key is set.
+func optField[T any](key string, p **T, parse func(string) (T, error), format func(T) string) field {
 	return field{
 		key: key,
 		set: func(raw string) error {
-			n, err := parseInt(raw)
+			v, err := parse(raw)
 			if err != nil {
 				return err
 			}
-			*p = &n
+			*p = &v
 			return nil
 		},
 		get: func() (string, bool) {
 			if *p == nil {
 				return "", false
 			}
-			return strconv.Itoa(**p), true
+			return format(**p), true
 		},
 	}
 }
@@ -67,25 +70,7 @@ func boolField(key string, p *bool) field {
 }
 
 // optBoolField is a bool field that stays nil unless the key is set.
-func optBoolField(key string, p **bool) field {
-	return field{
-		key: key,
-		set: func(raw string) error {
-			b, err := parseBool(raw)
-			if err != nil {
-				return err
-			}
-			*p = &b
-			return nil
-		},
-		get: func() (string, bool) {
-			if *p == nil {
-				return "", false
-			}
-			return strconv.FormatBool(**p), true
-		},
-	}
-}
+func optBoolField(key string, p **bool) field { return optField(key, p, parseBool, strconv.FormatBool) }
 
 // secretField is a string field whose value is never written back.
 func secretField(key string, p *Secret) field {

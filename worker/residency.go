@@ -235,18 +235,7 @@ type victim struct {
 	cause string
 }
 
-// loadedModels counts the models that hold workers, for the metrics.
-func (r *Registry) loadedModels() int {
-	n := 0
-	for _, m := range r.snapshot() {
-		if m.loaded() {
-			n++
-		}
-	}
-	return n
-}
-
-// lastUnload copies u; nil stays nil.
+// copyUnload copies u; nil stays nil.
 func copyUnload(u *api.Unload) *api.Unload {
 	if u == nil {
 		return nil
