@@ -62,6 +62,7 @@ type Model struct {
 
 	// Residency, guarded by mu (see model_residency.go).
 	onDemand    bool        // the load under way was asked for by a request: a 507 answers the requests and the model stays unloaded
+	reload      bool        // a scale came while the model was unloading: it loads again once its workers have gone
 	loadBegan   time.Time   // when the load under way began: a worker started while the model had none; zero when none runs
 	readyAt     time.Time   // when the model's last load ended
 	lastUnload  *api.Unload // when and why its workers last went away while it stayed registered

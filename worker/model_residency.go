@@ -238,8 +238,9 @@ func (m *Model) workerLeftLocked(w *run) {
 	case stateUnloading:
 		m.state = stateUnloaded
 		m.reg.log.Info("model unloaded", zap.String("model", m.name), zap.String("reason", m.lastUnload.Reason))
-		if m.queue.Held() > 0 {
-			m.beginLoadLocked(true)
+		if reload := m.reload; reload || m.queue.Held() > 0 {
+			m.reload = false
+			m.beginLoadLocked(!reload)
 		}
 	case stateReady:
 		if w.wentIdle() {

@@ -154,12 +154,12 @@ func (v roomView) pickVictims(need roomNeed) roomPlan {
 	return v.waitPlan(need, v.nextResident(need))
 }
 
-// taken adds up what the models other than need's hold, leaving out those
-// for which gone is true, and need's own model's other workers.
+// taken adds up what the models hold (need's own model's other workers
+// included), leaving out those for which gone is true.
 func (v roomView) taken(need roomNeed, gone func(residentView) bool) room {
 	rm := room{freeMiB: v.hostMiB, devices: v.devices}
 	for _, r := range v.models {
-		if r.m != need.m && gone != nil && gone(r) {
+		if gone != nil && gone(r) {
 			if rm.freeMiB >= 0 {
 				rm.freeMiB += r.hostMiB - r.loadMiB
 			}

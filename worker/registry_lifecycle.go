@@ -108,9 +108,12 @@ func (m *Model) rescale(req api.ScaleRequest) error {
 	}
 	m.setCounts(req)
 	m.reviveLocked()
-	if m.state == stateUnloaded {
+	switch m.state {
+	case stateUnloaded:
 		m.beginLoadLocked(false) // a scale asks for the model
-	} else {
+	case stateUnloading:
+		m.reload = true // once its workers have gone
+	default:
 		m.fitLocked(req.Synchronous)
 	}
 	m.changedLocked()

@@ -538,6 +538,30 @@ func TestSimScaleFromZeroEvicts(t *testing.T) {
 	}, onDemand(1500, 0))
 }
 
+// TestSimScaleLoads: scaling an unloaded model loads it, also when the
+// scale comes while it is being unloaded.
+func TestSimScaleLoads(t *testing.T) {
+	simTest(t, func(t *testing.T, r *testRegistry, w *fakeWorld) {
+		w.set("a", func(s *fakeScript) { s.stopTime = 2 * time.Second })
+		r.storeModels(t, []string{"a", "b"}, "minWorkers=1", "maxWorkers=2", "required_memory_mb=1000")
+		ctx := context.Background()
+		if err := r.Scale(ctx, "a", api.ScaleRequest{MinWorker: ptr(1), Synchronous: true}); err != nil || !r.loaded("a") {
+			t.Fatalf("scale of an unloaded model: %v, loaded %v", err, r.loaded("a"))
+		}
+		r.submit(t, "b", newJob("b"))
+		advance(time.Second)
+		if st := r.status(t, "a"); st != api.StatusPending || len(w.live("a")) != 1 {
+			t.Fatalf("a second into a's eviction: %s, %d workers", st, len(w.live("a")))
+		}
+		if err := r.Scale(ctx, "a", api.ScaleRequest{MinWorker: ptr(1), Synchronous: true}); err != nil || !r.loaded("a") {
+			t.Errorf("scale of a model being unloaded: %v, loaded %v", err, r.loaded("a"))
+		}
+		if _, overlaps := w.watch(); len(overlaps) > 0 {
+			t.Errorf("started next to its own worker: %v", overlaps)
+		}
+	}, onDemand(1500, 0))
+}
+
 // TestSimIdleUnload: a model without a minimum whose last worker is
 // released for want of work shows as unloaded, for being idle.
 func TestSimIdleUnload(t *testing.T) {
