@@ -135,7 +135,7 @@ func (n normalizer) value(t *testing.T, key string, v any) any {
 	switch key {
 	case "pid", "rssMiB":
 		ok = positive(s)
-	case "startTime":
+	case "startTime", "lastUsed", "time":
 		_, err := time.Parse(time.RFC3339Nano, s)
 		ok = err == nil
 	case "socket":
