@@ -641,6 +641,37 @@ func TestSimGPUEviction(t *testing.T) {
 	})
 }
 
+// TestSimHostMemoryEviction: without a budget, the host's available
+// memory (which follows a container's cgroup limit) decides: it drops by
+// 1000 MiB for each live worker, from 2400 with 500 reserved, so one model
+// of 1000 MiB fits and the other evicts it.
+func TestSimHostMemoryEviction(t *testing.T) {
+	var world atomic.Pointer[fakeWorld]
+	simTest(t, func(t *testing.T, r *testRegistry, w *fakeWorld) {
+		world.Store(w)
+		r.storeModels(t, []string{"a", "b"}, "minWorkers=1", "maxWorkers=1", "required_memory_mb=1000")
+		for k := range 4 {
+			if _, err := r.call(t, []string{"a", "b"}[k%2], newJob("x")); err != nil {
+				t.Fatalf("request %d: %v", k, err)
+			}
+		}
+		if peak, _ := w.watch(); peak != 1 {
+			t.Errorf("%d models loaded at most, want 1", peak)
+		}
+		if n := r.evictions("a", api.EvictMemory) + r.evictions("b", api.EvictMemory); n != 3 {
+			t.Errorf("%d evictions, want 3", n)
+		}
+	}, onDemand(0, 0), func(c *Config) {
+		c.HostMemory = func() (uint64, uint64, error) {
+			live := 0
+			if w := world.Load(); w != nil {
+				live = len(w.live("a")) + len(w.live("b"))
+			}
+			return 64000, uint64(2400 - 1000*live), nil
+		}
+	})
+}
+
 // TestSimUnregisteredDescribe: describing a model that was unregistered
 // says so.
 func TestSimUnregisteredDescribe(t *testing.T) {
