@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
+	"strconv"
 	"time"
+
+	"github.com/switchyard/switchyard/internal/benchserver"
 )
 
 // sample is one RSS reading, taken at a time after the last answer.
@@ -29,110 +28,25 @@ type result struct {
 	took    []time.Duration
 }
 
-// server is the switchyard process under measurement.
-type server struct {
-	cmd       *exec.Cmd
-	inference string
-	exited    chan struct{}
-}
-
 // measure starts the server, takes the readings and stops it.
 func measure(ctx context.Context, cfg config, logw io.Writer) (*result, error) {
-	dir, err := os.MkdirTemp("", "membench")
+	srv, err := benchserver.Start(ctx, cfg.bin, map[string]string{
+		"model_store":       filepath.Dir(cfg.model),
+		"load_models":       "echo=" + cfg.model,
+		"python_executable": cfg.python,
+		"max_request_size":  strconv.FormatInt(max(cfg.size, 64<<20), 10),
+	}, 60*time.Second)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	srv, err := start(cfg, dir)
-	if err != nil {
-		return nil, err
-	}
-	defer srv.stop()
-	if err := srv.waitReady(ctx, 60*time.Second); err != nil {
-		return nil, fmt.Errorf("%w (log: %s)", err, tail(filepath.Join(dir, "server.log")))
-	}
-	return srv.readings(ctx, cfg, logw)
-}
-
-// start writes a config for the echo model and starts the server.
-func start(cfg config, dir string) (*server, error) {
-	inf, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	mgmt, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	conf := fmt.Sprintf("inference_address=http://%s\nmanagement_address=http://%s\n"+
-		"model_store=%s\nload_models=echo=%s\nsocket_dir=%s\npython_executable=%s\nmax_request_size=%d\n",
-		inf, mgmt, filepath.Dir(cfg.model), cfg.model, dir, cfg.python, max(cfg.size, 64<<20))
-	path := filepath.Join(dir, "config.properties")
-	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
-		return nil, err
-	}
-	logf, err := os.Create(filepath.Join(dir, "server.log"))
-	if err != nil {
-		return nil, err
-	}
-	defer logf.Close()
-	cmd := exec.Command(cfg.bin, "serve", "--config", path)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	s := &server{cmd: cmd, inference: "http://" + inf, exited: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(s.exited) }()
-	return s, nil
-}
-
-// freeAddr returns a loopback address with a port nobody listens on now.
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
-
-// waitReady waits until /ping answers 200 (the echo model is loaded).
-func (s *server) waitReady(ctx context.Context, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		select {
-		case <-s.exited:
-			return fmt.Errorf("switchyard exited at start")
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-		resp, err := http.Get(s.inference + "/ping")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-	}
-	return fmt.Errorf("switchyard not ready within %v", limit)
-}
-
-// stop ends the server with SIGTERM and waits for it.
-func (s *server) stop() {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-	case <-time.After(30 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.exited
-	}
+	defer srv.Stop()
+	return readings(ctx, srv, cfg, logw)
 }
 
 // readings takes the idle reading, sends the large requests and samples
 // the RSS after the last answer.
-func (s *server) readings(ctx context.Context, cfg config, logw io.Writer) (*result, error) {
-	pid := s.cmd.Process.Pid
+func readings(ctx context.Context, s *benchserver.Server, cfg config, logw io.Writer) (*result, error) {
+	pid := s.Pid()
 	if err := sleep(ctx, cfg.idle); err != nil {
 		return nil, err
 	}
@@ -146,7 +60,7 @@ func (s *server) readings(ctx context.Context, cfg config, logw io.Writer) (*res
 	_, _ = rng.Read(body)
 	for i := range cfg.requests {
 		t0 := time.Now()
-		if err := s.echo(ctx, body); err != nil {
+		if err := echo(ctx, s.Inference, body); err != nil {
 			return nil, fmt.Errorf("request %d: %w", i+1, err)
 		}
 		res.took = append(res.took, time.Since(t0))
@@ -159,9 +73,10 @@ func (s *server) readings(ctx context.Context, cfg config, logw io.Writer) (*res
 	return res, err
 }
 
-// echo sends body to the echo model and checks that it comes back whole.
-func (s *server) echo(ctx context.Context, body []byte) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.inference+"/predictions/echo", bytes.NewReader(body))
+// echo sends body to the echo model of the server at base and checks that
+// it comes back whole.
+func echo(ctx context.Context, base string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/predictions/echo", bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -212,13 +127,4 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// tail returns the last part of the file at path, for error messages.
-func tail(path string) string {
-	b, _ := os.ReadFile(path)
-	if len(b) > 2000 {
-		b = b[len(b)-2000:]
-	}
-	return string(b)
 }

@@ -1,22 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
+	"maps"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/switchyard/switchyard/internal/benchserver"
 )
 
 // body is what every request sends: the langid example's input, which the
@@ -47,24 +45,24 @@ func measureCold(ctx context.Context, cfg config, logw io.Writer) (coldResult, e
 	if err != nil {
 		return res, err
 	}
-	defer s.stop()
+	defer s.Stop()
 	c := s.caller()
 	for i := range cfg.loads {
 		if _, err := c.predict(ctx, "filler"); err != nil {
-			return res, s.explain(err)
+			return res, s.Explain(err)
 		}
 		if loaded, err := c.loaded(ctx, "model"); err != nil || loaded {
-			return res, s.explain(fmt.Errorf("the model is not unloaded before cold start %d (loaded %v): %v", i+1, loaded, err))
+			return res, s.Explain(fmt.Errorf("the model is not unloaded before cold start %d (loaded %v): %v", i+1, loaded, err))
 		}
 		took, err := c.predict(ctx, "model")
 		if err != nil {
-			return res, s.explain(err)
+			return res, s.Explain(err)
 		}
 		res.cold = append(res.cold, took)
 		for range cfg.warm {
 			took, err := c.predict(ctx, "model")
 			if err != nil {
-				return res, s.explain(err)
+				return res, s.Explain(err)
 			}
 			res.warm = append(res.warm, took)
 		}
@@ -131,23 +129,23 @@ func oneRun(ctx context.Context, cfg config, store string, models []string, keys
 	if err != nil {
 		return rrResult{}, err
 	}
-	defer s.stop()
+	defer s.Stop()
 	c := s.caller()
 	if preload {
 		for _, m := range models {
 			if _, err := c.predict(ctx, m); err != nil {
-				return rrResult{}, s.explain(err)
+				return rrResult{}, s.Explain(err)
 			}
 		}
 	}
 	loads0, evictions0, err := c.counters(ctx)
 	if err != nil {
-		return rrResult{}, s.explain(err)
+		return rrResult{}, s.Explain(err)
 	}
 	res := roundRobin(ctx, c, models, cfg.clients, cfg.duration)
 	loads1, evictions1, err := c.counters(ctx)
 	if err != nil {
-		return rrResult{}, s.explain(err)
+		return rrResult{}, s.Explain(err)
 	}
 	res.loads, res.evictions = loads1-loads0, evictions1-evictions0
 	return res, nil
@@ -271,130 +269,22 @@ func (c caller) get(ctx context.Context, url string) ([]byte, error) {
 	return b, err
 }
 
-// server is a switchyard process started for one part.
-type server struct {
-	cmd                   *exec.Cmd
-	dir                   string
-	inference, management string
-	exited                chan struct{}
-}
+// server is one switchyard process of the benchmark.
+type server struct{ *benchserver.Server }
 
 // startServer starts the binary on store with load_on_demand and keys,
 // and waits until /ping answers 200.
-func startServer(ctx context.Context, cfg config, store string, keys map[string]string) (*server, error) {
-	dir, err := os.MkdirTemp("", "residencybench")
-	if err != nil {
-		return nil, err
-	}
-	s := &server{dir: dir, exited: make(chan struct{})}
-	conf, err := s.writeConfig(cfg, store, keys)
-	if err != nil {
-		return nil, err
-	}
-	logf, err := os.Create(filepath.Join(dir, "server.log"))
-	if err != nil {
-		return nil, err
-	}
-	defer logf.Close()
-	s.cmd = exec.Command(cfg.bin, "serve", "--config", conf)
-	s.cmd.Stdout, s.cmd.Stderr = logf, logf
-	if err := s.cmd.Start(); err != nil {
-		return nil, err
-	}
-	go func() { _ = s.cmd.Wait(); close(s.exited) }()
-	if err := s.waitReady(ctx, time.Minute); err != nil {
-		s.stop()
-		return nil, err
-	}
-	return s, nil
-}
-
-// writeConfig writes the server's config.properties.
-func (s *server) writeConfig(cfg config, store string, keys map[string]string) (string, error) {
-	inf, err := freeAddr()
-	if err != nil {
-		return "", err
-	}
-	mgmt, err := freeAddr()
-	if err != nil {
-		return "", err
-	}
-	s.inference, s.management = "http://"+inf, "http://"+mgmt
+func startServer(ctx context.Context, cfg config, store string, keys map[string]string) (server, error) {
 	all := map[string]string{
-		"inference_address": s.inference, "management_address": s.management, "model_store": store,
-		"load_models": "ALL", "socket_dir": s.dir, "python_executable": cfg.python, "load_on_demand": "true",
+		"model_store": store, "load_models": "ALL", "python_executable": cfg.python, "load_on_demand": "true",
 	}
-	for k, v := range keys {
-		all[k] = v
-	}
-	names := make([]string, 0, len(all))
-	for k := range all {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	var b strings.Builder
-	for _, k := range names {
-		fmt.Fprintf(&b, "%s=%s\n", k, all[k])
-	}
-	path := filepath.Join(s.dir, "config.properties")
-	return path, os.WriteFile(path, []byte(b.String()), 0o600)
+	maps.Copy(all, keys)
+	s, err := benchserver.Start(ctx, cfg.bin, all, time.Minute)
+	return server{s}, err
 }
 
-func (s *server) caller() caller {
-	return caller{c: &http.Client{Timeout: 5 * time.Minute}, inference: s.inference, management: s.management}
-}
-
-// waitReady waits until /ping answers 200.
-func (s *server) waitReady(ctx context.Context, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		select {
-		case <-s.exited:
-			return s.explain(fmt.Errorf("switchyard exited at start"))
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-		resp, err := http.Get(s.inference + "/ping")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-	}
-	return s.explain(fmt.Errorf("switchyard not ready within %v", limit))
-}
-
-// stop ends the server with SIGTERM, waits for it and removes its folder.
-func (s *server) stop() {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-	case <-time.After(30 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.exited
-	}
-	_ = os.RemoveAll(s.dir)
-}
-
-// explain adds the end of the server's log to err.
-func (s *server) explain(err error) error {
-	b, _ := os.ReadFile(filepath.Join(s.dir, "server.log"))
-	if len(b) > 2000 {
-		b = b[len(b)-2000:]
-	}
-	return fmt.Errorf("%w (server log: %s)", err, bytes.TrimSpace(b))
-}
-
-// freeAddr returns a loopback address with a port nobody listens on now.
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
+func (s server) caller() caller {
+	return caller{c: &http.Client{Timeout: 5 * time.Minute}, inference: s.Inference, management: s.Management}
 }
 
 // copyModel copies the regular files at the top of the model folder src
