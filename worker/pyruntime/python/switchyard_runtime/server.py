@@ -44,6 +44,7 @@ class Server:
         self._runner = AsyncRunner()
         self._runner_stuck = False
         self._tracked = None
+        self._extra = {"device_id": self.device_id, "model_dir": model_dir}
 
     def serve(self):
         """Serves the connection; returns the exit status."""
@@ -119,20 +120,17 @@ class Server:
     # --- requests ---------------------------------------------------------------
 
     def _input(self, props, keys, values):
-        props["device_id"] = self.device_id
-        props["model_dir"] = self.model_dir
+        props.extra = self._extra
         return Input(props, PairList(keys, values))
 
     def _loop(self):
-        read_request, inline, device_id, model_dir = (
-            self._reader.read_request, self._inline, self.device_id, self.model_dir)
+        read_request, inline, extra = self._reader.read_request, self._inline, self._extra
         while True:
             request = read_request()
             if request is None:
                 return
             props, keys, values = request
-            props["device_id"] = device_id
-            props["model_dir"] = model_dir
+            props.extra = extra  # device_id and model_dir, as if set on the dict
             inputs = Input(props, PairList(keys, values))
             tid = props.get(TRACKING_ID)
             if tid is None:

@@ -5,6 +5,7 @@ import io
 import json
 import re
 
+from ..wire.properties import Properties
 from .ndlist import decode_ndlist, decode_npz
 from .pairlist import PairList
 
@@ -18,12 +19,27 @@ class Input:
 
     properties maps names (HTTP headers in lower case, request_id, ...) to
     strings; content is a PairList of named byte strings ("data" is the body).
+    The runtime passes the frame's properties as a wire Properties: the
+    methods below read single properties from it without decoding the rest,
+    and the properties attribute turns it into the dict once, when first read.
     """
 
     def __init__(self, properties=None, content=None):
-        self.properties = {} if properties is None else properties
+        self._props = {} if properties is None else properties
         self.content = PairList() if content is None else content
-        self.function_name = self.properties.get("handler")
+        self.function_name = self._props.get("handler")
+
+    @property
+    def properties(self):
+        """The properties as a dict (decoded from the frame on first use, then kept)."""
+        props = self._props
+        if type(props) is Properties:
+            props = self._props = props.to_dict()
+        return props
+
+    @properties.setter
+    def properties(self, value):
+        self._props = value
 
     def __str__(self):
         """Returns the properties, then each content item decoded by get_data, as DJL prints them."""
@@ -42,9 +58,12 @@ class Input:
 
     def get_property(self, key):
         """Returns a property by name, matched without regard to case, or None."""
-        value = self.properties.get(key)
+        props = self._props
+        value = props.get(key)
         if value is not None:
             return value
+        if type(props) is Properties:
+            return props.get_folded(key)
         wanted = key.lower()
         for name, value in self.properties.items():
             if name is not None and name.lower() == wanted:
@@ -65,11 +84,11 @@ class Input:
 
     def is_batch(self):
         """Reports whether this input is a dynamic batch (has batch_size)."""
-        return "batch_size" in self.properties
+        return "batch_size" in self._props
 
     def get_batch_size(self):
         """Returns the batch size: the batch_size property, else 1."""
-        return int(self.properties.get("batch_size", 1))
+        return int(self._props.get("batch_size", 1))
 
     def get_batches(self):
         """Splits a dynamic batch into one Input per request.

@@ -13,6 +13,8 @@ Readers take a ``read(n)`` function of a buffered binary stream (the socket's
 
 import struct
 
+from .properties import Properties
+
 DEFAULT_MAX_ITEM = 64 << 20  # the per-item cap of protocol.md
 MAX_STRING = 0x7FFFFFFF  # strings carry a 32-bit length
 MAX_INT16 = 0x7FFF  # counts and status codes carry a 16-bit one
@@ -40,12 +42,15 @@ class EncodeError(ValueError):
 # --- reading -----------------------------------------------------------------
 
 def read_request(read, max_item=DEFAULT_MAX_ITEM):
-    """Reads one request frame; returns (props, keys, values), or None at end of stream."""
+    """Reads one request frame; returns (props, keys, values), or None at end of stream.
+
+    props is a Properties: checked now, decoded when read.
+    """
     head = read(2)
     if not head:
         return None
     try:
-        props = _read_pairs(read, _count(head), max_item)
+        props = _read_props(read, _count(head), max_item)
         keys, values = _read_items(read, _count(read(2)), max_item)
     except struct.error as exc:
         raise ProtocolError("protocol: connection closed inside a frame") from exc
@@ -67,18 +72,35 @@ def _read_pairs(read, n, max_item=DEFAULT_MAX_ITEM):
     return props
 
 
+def _read_props(read, n, max_item):
+    """Reads n pairs as one property block (their bytes as they came) into a Properties."""
+    parts, keys_at, at = [], [], 0
+    for i in range(n + n):
+        if not i & 1:
+            keys_at.append(at)
+        head = read(4)
+        raw = _read_raw_string(read, _S32.unpack(head)[0], max_item)
+        parts.append(head)
+        parts.append(raw or b"")
+        at += 4 + len(raw or b"")
+    return Properties(b"".join(parts), keys_at)
+
+
 def _read_string(read, max_item=DEFAULT_MAX_ITEM):
-    n = _S32.unpack(read(4))[0]
+    raw = _read_raw_string(read, _S32.unpack(read(4))[0], max_item)
+    return None if raw is None else raw.decode("utf-8", "replace")
+
+
+def _read_raw_string(read, n, max_item):
+    """Reads the n bytes of a string whose length n was read; None for a null one."""
     if n < 0:
-        if n == -1:
-            return None
-        raise ProtocolError("protocol: bad string length %d" % n)
+        return _null(n)
     if n > max_item:
         raise ProtocolError("protocol: string length %d over %d" % (n, max_item))
     raw = read(n) if n <= BIG_READ else read_pieces(read, n)
     if len(raw) != n:
         raise ProtocolError("protocol: connection closed inside a string")
-    return raw.decode("utf-8", "replace")
+    return raw
 
 
 def _read_items(read, n, max_item):
@@ -124,10 +146,12 @@ def parse_request(data, pos=0, max_item=DEFAULT_MAX_ITEM):
 
     Returns (props, keys, values, next_pos), or None when data ends before
     the frame does. Raises ProtocolError for a frame that breaks the
-    protocol. This is FrameReader's fast path; read_request is the general one.
+    protocol. props is a Properties: every length is checked here, the
+    strings are decoded when read. This is FrameReader's fast path;
+    read_request is the general one.
     """
     try:
-        props, pos = _parse_props(data, pos, max_item)
+        props, pos = _skim_props(data, pos, max_item)
         keys, values, pos = _parse_items(data, pos, max_item)
     except struct.error:
         return None
@@ -136,16 +160,34 @@ def parse_request(data, pos=0, max_item=DEFAULT_MAX_ITEM):
     return props, keys, values, pos
 
 
-def _parse_props(data, pos, max_item):
+def _skim_props(data, pos, max_item):
+    """Checks the property block at data[pos:] without decoding it.
+
+    Returns a Properties over a copy of the block (so that it keeps no
+    larger buffer alive) and the position after it. A length past the end
+    of data raises struct.error (the frame is incomplete); the last
+    string's bytes are checked against the end by parse_request.
+    """
     count = _h(data, pos)[0]
     pos += 2
     if count < 0:
         raise ProtocolError("protocol: negative count %d" % count)
-    props = {}
+    start, keys_at = pos, []
     for _ in range(count):
-        key, pos = _parse_string(data, pos, max_item)
-        props[key], pos = _parse_string(data, pos, max_item)
-    return props, pos
+        keys_at.append(pos - start)
+        n = _i(data, pos)[0]
+        pos += 4 + n if 0 <= n <= max_item else _odd_length(n, max_item)
+        n = _i(data, pos)[0]
+        pos += 4 + n if 0 <= n <= max_item else _odd_length(n, max_item)
+    return Properties(data[start:pos], keys_at), pos
+
+
+def _odd_length(n, max_item):
+    """Returns the size of a null string (-1); any other length outside 0..max_item is an error."""
+    if n > max_item:
+        raise ProtocolError("protocol: string length %d over %d" % (n, max_item))
+    _null(n)
+    return 4
 
 
 def _parse_string(data, pos, max_item):
