@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -76,6 +77,8 @@ type Server struct {
 	ManagementToken     Secret // management_token: bearer token the management API requires; "" for none
 	MetricsRequireToken bool   // metrics_require_token: GET /metrics requires the token too
 
+	GOMAXPROCS int // gomaxprocs: the front-end's Go scheduler threads; 0 is auto (from the host and its workers)
+
 	Extra map[string]string // keys the server does not know, kept
 
 	file string            // the config file; "" when none
@@ -118,6 +121,7 @@ func defaultServer() *Server {
 type serverStrings struct {
 	loadModels   string
 	allowedRoots string
+	gomaxprocs   string
 }
 
 // LoadServer reads the config.properties at path ("" for none) on top of
@@ -191,6 +195,7 @@ func (s *Server) fields(strs *serverStrings) []field {
 		int64Field("memory_budget_mb", &s.MemoryBudgetMB),
 		intField("max_loaded_models", &s.MaxLoadedModels),
 		durationField("min_residence_time", &s.MinResidenceTime, time.Second),
+		stringField("gomaxprocs", &strs.gomaxprocs),
 	}
 }
 
@@ -255,6 +260,9 @@ func (s *Server) resolve(base string, strs serverStrings, at map[string]origin) 
 		return withOrigin(at, "load_models", err)
 	}
 	s.LoadModels = refs
+	if s.GOMAXPROCS, err = parseProcs(strs.gomaxprocs); err != nil {
+		return withOrigin(at, "gomaxprocs", err)
+	}
 	s.AllowedModelRoots = parseRoots(strs.allowedRoots, pathBase("allowed_model_roots", base, at), s.ModelStore)
 	return nil
 }
@@ -262,6 +270,24 @@ func (s *Server) resolve(base string, strs serverStrings, at map[string]origin) 
 // withOrigin turns err into an ErrInvalid *Error at key's origin.
 func withOrigin(at map[string]origin, key string, err error) error {
 	return at[key].errorf(key, ErrInvalid, "%v", err)
+}
+
+// AutoProcs is the value of gomaxprocs that leaves the choice to the
+// server (as leaving the key out does).
+const AutoProcs = "auto"
+
+// parseProcs reads gomaxprocs: "" or auto is 0, else a whole number of at
+// least 1.
+func parseProcs(raw string) (int, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" || strings.EqualFold(raw, AutoProcs) {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%q is neither %s nor a whole number of at least 1", raw, AutoProcs)
+	}
+	return n, nil
 }
 
 // parseRoots splits a comma list of folders; an empty list is [store].

@@ -44,6 +44,7 @@ func (s *Server) Validate() error {
 		atLeast("memory_budget_mb", s.MemoryBudgetMB, 0),
 		atLeast("max_loaded_models", int64(s.MaxLoadedModels), 0),
 		notNegative("min_residence_time", s.MinResidenceTime),
+		atLeast("gomaxprocs", int64(s.GOMAXPROCS), 0),
 	)
 }
 

@@ -62,6 +62,9 @@ func TestLoadServerEnv(t *testing.T) {
 			func(s *Server) bool {
 				return s.MaxWorkersPerModel == 0 && s.MaxWorkersTotal == 0 && s.ManagementToken == "" && !s.MetricsRequireToken
 			}},
+		{"gomaxprocs auto by default", "", nil, func(s *Server) bool { return s.GOMAXPROCS == 0 }},
+		{"gomaxprocs auto", "", Env{"SERVING_GOMAXPROCS": " Auto "}, func(s *Server) bool { return s.GOMAXPROCS == 0 }},
+		{"gomaxprocs a number", "", Env{"SERVING_GOMAXPROCS": "3"}, func(s *Server) bool { return s.GOMAXPROCS == 3 }},
 		{"unknown env key ignored", file, Env{"SERVING_OPTS": "-Xmx1g"},
 			func(s *Server) bool { return len(s.Extra) == 1 }},
 	}
@@ -126,6 +129,7 @@ func TestServerValidate(t *testing.T) {
 		{"negative grace", func(s *Server) { s.ShutdownGrace = -time.Second }, "shutdown_grace_period"},
 		{"negative retries", func(s *Server) { s.RetryThreshold = -1 }, "retry_threshold"},
 		{"relative root", func(s *Server) { s.AllowedModelRoots = []string{"models"} }, "allowed_model_roots"},
+		{"negative gomaxprocs", func(s *Server) { s.GOMAXPROCS = -1 }, "gomaxprocs"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

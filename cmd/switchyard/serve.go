@@ -147,6 +147,7 @@ func serveWith(ctx context.Context, srv *properties.Server, level string, log *z
 	if err := reg.LoadStartup(srv.LoadModels); err != nil {
 		return err
 	}
+	setGOMAXPROCS(os.Getenv, srv.GOMAXPROCS, startWorkers(reg), log)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return fe.Serve(gctx) })
 	g.Go(func() error { return shutdownAfter(gctx, reg, srv.ShutdownGrace, log) })
