@@ -28,7 +28,7 @@ func parseWatch(s string) (watched, error) {
 	name, p, ok := strings.Cut(s, "=")
 	pid, err := strconv.Atoi(p)
 	if !ok || name == "" || err != nil || pid < 1 {
-		return watched{}, fmt.Errorf("%w: -cpu %q is not name=pid", errUsage, s)
+		return watched{}, fmt.Errorf("%w: %q is not name=pid", errUsage, s)
 	}
 	return watched{name: name, pid: pid}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,28 +68,46 @@ func dial(addr string) (net.Conn, error) { return net.Dial("tcp", addr) }
 func (l *loader) close() { l.client.CloseIdleConnections() }
 
 // measure runs one cell: the warm-up, then the measured phase, and returns
-// what the measured phase saw, with the CPU time procs used per request.
-func (l *loader) measure(ctx context.Context, p plan, procs []watched) (result, error) {
+// what the measured phase saw, with what m measures per request.
+func (l *loader) measure(ctx context.Context, p plan, m meters) (result, error) {
 	if p.warmup > 0 {
 		wctx, cancel := context.WithTimeout(ctx, p.warmup)
 		l.phase(wctx, p.concurrency, 0)
 		cancel()
+	}
+	var sys *syscallMeter
+	if len(m.syscalls) > 0 {
+		var err error
+		if sys, err = startSyscalls(m.syscalls, os.TempDir()); err != nil {
+			return result{}, err
+		}
 	}
 	mctx, cancel := ctx, context.CancelFunc(func() {})
 	if p.requests <= 0 {
 		mctx, cancel = context.WithTimeout(ctx, p.duration)
 	}
 	defer cancel()
-	cpu := startCPU(procs)
+	allocs := startAllocs(m.metrics)
+	cpu := startCPU(m.cpu)
 	start := time.Now()
 	tallies := l.phase(mctx, p.concurrency, p.requests)
 	elapsed := time.Since(start)
 	if err := ctx.Err(); err != nil {
+		if sys != nil {
+			sys.stop()
+		}
 		return result{}, err
 	}
 	r := summarize(tallies, elapsed)
 	r.CPU = cpu.perRequest(r.Requests)
-	return r, nil
+	var err error
+	if r.Allocs, r.AllocBytes, err = allocs.perRequest(r.Requests); err != nil {
+		return r, err
+	}
+	if sys != nil {
+		r.Syscalls, err = sys.perRequest(r.Requests)
+	}
+	return r, err
 }
 
 // phase runs conc request loops until ctx ends or, when budget is above 0,

@@ -65,7 +65,7 @@ func TestMeasure(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer l.close()
-			r, err := l.measure(context.Background(), tc.plan, []watched{{"loadgen", os.Getpid()}})
+			r, err := l.measure(context.Background(), tc.plan, meters{cpu: []watched{{"loadgen", os.Getpid()}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,7 +94,7 @@ func TestMeasureCountsFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.close()
-	r, err := l.measure(context.Background(), plan{concurrency: 2, requests: 10}, nil)
+	r, err := l.measure(context.Background(), plan{concurrency: 2, requests: 10}, meters{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestMeasureSendsTheTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.close()
-	if _, err := l.measure(context.Background(), plan{concurrency: 1, requests: 2}, nil); err != nil {
+	if _, err := l.measure(context.Background(), plan{concurrency: 1, requests: 2}, meters{}); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
@@ -138,7 +138,7 @@ func TestMeasureCanceled(t *testing.T) {
 	defer l.close()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := l.measure(ctx, plan{concurrency: 2, duration: 1 << 62}, nil); err != context.Canceled {
+	if _, err := l.measure(ctx, plan{concurrency: 2, duration: 1 << 62}, meters{}); err != context.Canceled {
 		t.Errorf("measure with a canceled context: %v, want context.Canceled", err)
 	}
 }

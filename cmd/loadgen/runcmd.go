@@ -22,8 +22,16 @@ type runFlags struct {
 	target  target
 	hello   bool
 	procs   int
-	helloEx string    // the binary that serves -hello; this one by default
-	watch   []watched // processes whose CPU time is measured
+	helloEx string // the binary that serves -hello; this one by default
+	round   int    // the round of the benchmark, carried into the results
+	meters  meters // what is measured besides latency
+}
+
+// meters says what a cell measures besides requests and latency.
+type meters struct {
+	cpu      []watched // processes whose CPU time is measured
+	syscalls []watched // processes whose system calls are counted (perf)
+	metrics  string    // a /metrics URL whose Go allocation counters are read
 }
 
 // runCmd measures one target at each concurrency level.
@@ -42,9 +50,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		defer h.stop()
 		f.target.url = "http://" + h.addr + "/"
-		f.watch = append(f.watch, watched{name: "server", pid: h.cmd.Process.Pid})
+		f.meters.cpu = append(f.meters.cpu, watched{name: "server", pid: h.cmd.Process.Pid})
 	}
-	f.watch = append(f.watch, watched{name: "loadgen", pid: os.Getpid()})
+	f.meters.cpu = append(f.meters.cpu, watched{name: "loadgen", pid: os.Getpid()})
 	return measureAll(ctx, f, stdout, stderr)
 }
 
@@ -59,13 +67,13 @@ func measureAll(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 	for _, c := range f.levels {
 		p := f.plan
 		p.concurrency = c
-		r, err := l.measure(ctx, p, f.watch)
+		r, err := l.measure(ctx, p, f.meters)
 		if err != nil {
 			return err
 		}
-		r.Label, r.Concurrency = f.label, c
-		fmt.Fprintf(stderr, "%-10s c=%-3d %9.0f req/s  p50 %8.1f µs  p99 %8.1f µs  errors %d  cpu µs/req %v %s\n",
-			r.Label, c, r.RPS, r.P50Micros, r.P99Micros, r.Errors, cpuText(r.CPU), r.FirstError)
+		r.Label, r.Concurrency, r.Round = f.label, c, f.round
+		fmt.Fprintf(stderr, "%-10s c=%-3d %9.0f req/s  p50 %8.1f µs  p99 %8.1f µs  errors %d  cpu µs/req %v%s%s %s\n",
+			r.Label, c, r.RPS, r.P50Micros, r.P99Micros, r.Errors, cpuText(r.CPU), allocText(r), syscallText(r), r.FirstError)
 		if err := enc.Encode(r); err != nil {
 			return err
 		}
@@ -73,7 +81,23 @@ func measureAll(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 	return nil
 }
 
-// cpuText prints CPU figures in a stable order.
+// allocText prints a cell's allocations per request, if measured.
+func allocText(r result) string {
+	if r.Allocs == 0 && r.AllocBytes == 0 {
+		return ""
+	}
+	return fmt.Sprintf("  allocs/req %.1f (%.0f B)", r.Allocs, r.AllocBytes)
+}
+
+// syscallText prints a cell's system calls per request, if counted.
+func syscallText(r result) string {
+	if len(r.Syscalls) == 0 {
+		return ""
+	}
+	return "  syscalls/req " + cpuText(r.Syscalls)
+}
+
+// cpuText prints per-process figures in a stable order.
 func cpuText(cpu map[string]float64) string {
 	names := make([]string, 0, len(cpu))
 	for n := range cpu {
@@ -115,9 +139,16 @@ func parseRun(args []string, stderr io.Writer) (runFlags, error) {
 	fs.IntVar(&f.procs, "procs", 0, "GOMAXPROCS for the load generator itself (0: leave it)")
 	fs.Func("cpu", "name=pid of a process whose CPU time per request is reported (repeatable)", func(s string) error {
 		w, err := parseWatch(s)
-		f.watch = append(f.watch, w)
+		f.meters.cpu = append(f.meters.cpu, w)
 		return err
 	})
+	fs.Func("syscalls", "name=pid of a process whose system calls per request are counted with perf (repeatable)", func(s string) error {
+		w, err := parseWatch(s)
+		f.meters.syscalls = append(f.meters.syscalls, w)
+		return err
+	})
+	fs.StringVar(&f.meters.metrics, "metrics", "", "the server's /metrics URL: report its Go allocations per request")
+	fs.IntVar(&f.round, "round", 0, "the benchmark round this run belongs to, carried into the results")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return f, err
 	}

@@ -74,9 +74,11 @@ func TestParseRun(t *testing.T) {
 				slices.Equal(f.levels, []int{1, 8, 64}) && f.plan.duration == 5*time.Second && f.plan.warmup == time.Second
 		}, false},
 		{"all flags", []string{"-label", "x", "-c", "2", "-d", "1s", "-warmup", "0s", "-n", "5", "-method", "GET",
-			"-body", "", "-H", "A: b", "-cpu", "server=9", "-procs", "1", "http://127.0.0.1:1/"}, func(f runFlags) bool {
+			"-body", "", "-H", "A: b", "-cpu", "server=9", "-syscalls", "server=9", "-metrics", "http://127.0.0.1:2/metrics",
+			"-round", "3", "-procs", "1", "http://127.0.0.1:1/"}, func(f runFlags) bool {
 			return f.label == "x" && slices.Equal(f.levels, []int{2}) && f.plan.requests == 5 && f.target.method == "GET" &&
-				len(f.target.body) == 0 && len(f.target.headers) == 1 && f.watch[0] == (watched{"server", 9}) && f.procs == 1
+				len(f.target.body) == 0 && len(f.target.headers) == 1 && f.meters.cpu[0] == (watched{"server", 9}) && f.procs == 1 &&
+				f.meters.syscalls[0] == (watched{"server", 9}) && f.meters.metrics == "http://127.0.0.1:2/metrics" && f.round == 3
 		}, false},
 		{"hello", []string{"-hello"}, func(f runFlags) bool { return f.hello && f.label == "bare" && f.helloEx != "" }, false},
 		{"hello and a url", []string{"-hello", "http://127.0.0.1:1/"}, nil, true},
@@ -85,6 +87,7 @@ func TestParseRun(t *testing.T) {
 		{"bad level", []string{"-c", "0", "http://127.0.0.1:1/"}, nil, true},
 		{"bad header", []string{"-H", "nope", "http://127.0.0.1:1/"}, nil, true},
 		{"bad cpu", []string{"-cpu", "nope", "http://127.0.0.1:1/"}, nil, true},
+		{"bad syscalls", []string{"-syscalls", "server=x", "http://127.0.0.1:1/"}, nil, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

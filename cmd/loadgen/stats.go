@@ -8,6 +8,7 @@ import (
 // result is one measured cell, as run writes it (one JSON line each).
 type result struct {
 	Label       string  `json:"label"`
+	Round       int     `json:"round,omitempty"` // the benchmark's round (interleaved runs)
 	Concurrency int     `json:"concurrency"`
 	Requests    int     `json:"requests"` // answered with 200
 	Errors      int     `json:"errors"`   // failed or answered otherwise
@@ -19,6 +20,14 @@ type result struct {
 	// CPU is the CPU time (user + system, µs) each watched process used
 	// per answered request during the measured phase.
 	CPU map[string]float64 `json:"cpu_us_per_req,omitempty"`
+	// Allocs and AllocBytes are the Go heap objects and bytes the server
+	// allocated per answered request (its runtime.MemStats, read from its
+	// /metrics page before and after the measured phase).
+	Allocs     float64 `json:"allocs_per_req,omitempty"`
+	AllocBytes float64 `json:"alloc_bytes_per_req,omitempty"`
+	// Syscalls are each watched process's system calls per answered
+	// request (perf stat -e raw_syscalls:sys_enter).
+	Syscalls map[string]float64 `json:"syscalls_per_req,omitempty"`
 }
 
 // summarize merges the loops' tallies of a phase that lasted elapsed.
