@@ -23,19 +23,11 @@ func BenchmarkQueue(b *testing.B) {
 			for range consumers {
 				wg.Go(func() { consume(ctx, q) })
 			}
-			// Clients stay until every job is dispatched: a client that left
-			// early would have its waiting jobs dropped.
-			var mu sync.Mutex
-			var leave []context.CancelFunc
 			b.ReportAllocs()
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
-				client, stop := context.WithCancel(context.Background())
-				mu.Lock()
-				leave = append(leave, stop)
-				mu.Unlock()
 				for pb.Next() {
-					produce(b, q, client)
+					produce(b, q)
 				}
 			})
 			for s := q.Stats(); s.Dispatched+s.Dropped < uint64(b.N); s = q.Stats() {
@@ -45,9 +37,6 @@ func BenchmarkQueue(b *testing.B) {
 			if s := q.Stats(); s.Dropped > 0 {
 				b.Errorf("%d jobs dropped", s.Dropped)
 			}
-			for _, stop := range leave {
-				stop()
-			}
 			cancel()
 			wg.Wait()
 			q.Close(nil)
@@ -55,8 +44,8 @@ func BenchmarkQueue(b *testing.B) {
 	}
 }
 
-func produce(b *testing.B, q *Queue, client context.Context) {
-	j := NewJob(client, "", Input{}, time.Time{}, time.Time{})
+func produce(b *testing.B, q *Queue) {
+	j := NewJob("", Input{}, time.Time{}, time.Time{})
 	for {
 		err := q.Push(j)
 		if err == nil {

@@ -14,7 +14,7 @@ func ExampleNewQueue() {
 	q := batching.NewQueue(2)
 	defer q.Close(nil)
 	for _, id := range []string{"r1", "r2", "r3"} {
-		j := batching.NewJob(context.Background(), id, batching.Input{}, time.Now(), time.Time{})
+		j := batching.NewJob(id, batching.Input{}, time.Now(), time.Time{})
 		if err := q.Push(j); errors.Is(err, batching.ErrQueueFull) {
 			fmt.Println(id, "refused:", err)
 		}
@@ -28,7 +28,7 @@ func ExampleNewQueue() {
 func ExampleQueue_Next() {
 	q := batching.NewQueue(100)
 	for _, id := range []string{"r1", "r2", "r3"} {
-		j := batching.NewJob(context.Background(), id, batching.Input{}, time.Now(), time.Time{})
+		j := batching.NewJob(id, batching.Input{}, time.Now(), time.Time{})
 		_ = q.Push(j)
 	}
 	// A worker with batch_size 2 takes a full batch at once, then what is

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -23,8 +24,8 @@ var (
 	ErrClientGone = errors.New("batching: client gone")
 )
 
-// Prop is one request property (an HTTP header, for instance) as the wire
-// carries it.
+// Prop is one request or response property (an HTTP header, for instance)
+// as the wire carries it.
 type Prop struct {
 	Key   string
 	Value string
@@ -44,39 +45,112 @@ type Input struct {
 
 // Response is a worker's answer to one job. When Stream is not nil the body
 // arrives as chunks on it and Body is empty.
+//
+// Props are the worker's response properties in the order they came; a
+// later one of the same name wins over an earlier one. The answers to the
+// requests of one dynamic batch share the batch's properties: Props is
+// read-only, and must not be changed or appended to in place.
 type Response struct {
 	Code    int
 	Message string
-	Props   map[string]string
+	Props   []Prop
 	Body    []byte
 	Stream  *Stream
 }
 
+// Prop returns the value of the last property named key, and whether there
+// is one.
+func (r *Response) Prop(key string) (string, bool) {
+	for i := len(r.Props) - 1; i >= 0; i-- {
+		if r.Props[i].Key == key {
+			return r.Props[i].Value, true
+		}
+	}
+	return "", false
+}
+
 // Job is one accepted request on its way through a model's queue to a worker.
-// It is answered exactly once: the first Finish or Fail wins and later ones
-// are ignored.
+// It is answered exactly once: the first Finish, Fail or Cancel wins and
+// later ones are ignored.
+//
+// A job carries no context of its own: its state is a few atomic words, and
+// a client that leaves is a call to Cancel, which takes the job out of its
+// queue directly. Context makes one, on demand, for the paths that need one
+// (a rolling-batch request, which the worker must be told to stop).
 type Job struct {
 	ID    string
 	Input Input
 
-	ctx      context.Context
 	created  time.Time
 	deadline time.Time
 
-	once sync.Once
-	done chan struct{}
-	resp *Response
-	err  error
+	answered atomic.Bool
+	done     chan struct{}
+	resp     *Response
+	err      error
+
+	cause atomic.Pointer[error] // why the client will not hear; nil while it waits
+	queue atomic.Pointer[Queue] // the queue that holds the job, if any
+	entry *entry                // its place there; guarded by that queue's mutex
+
+	mu        sync.Mutex // guards ctx and cancelCtx
+	ctx       context.Context
+	cancelCtx context.CancelCauseFunc
 }
 
-// NewJob returns a job for a client whose context is ctx, created at now.
-// A zero deadline means the job never expires in the queue.
-func NewJob(ctx context.Context, id string, in Input, now, deadline time.Time) *Job {
-	return &Job{ID: id, Input: in, ctx: ctx, created: now, deadline: deadline, done: make(chan struct{})}
+// NewJob returns a job created at now. A zero deadline means the job never
+// expires in the queue.
+func NewJob(id string, in Input, now, deadline time.Time) *Job {
+	return &Job{ID: id, Input: in, created: now, deadline: deadline, done: make(chan struct{})}
 }
 
-// Context returns the client's context: it is done when the client leaves.
-func (j *Job) Context() context.Context { return j.ctx }
+// Context returns a context that is done once the job is canceled (Cancel),
+// with Cancel's cause. It is made on the first call; a job nobody asks for
+// one never has one.
+func (j *Job) Context() context.Context {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.ctx == nil {
+		j.ctx, j.cancelCtx = context.WithCancelCause(context.Background())
+		if cause := j.Cause(); cause != nil {
+			j.cancelCtx(cause)
+		}
+	}
+	return j.ctx
+}
+
+// Cancel ends the job for its client with cause (ErrClientGone when the
+// client left, for instance): a job still queued leaves its queue at once,
+// and the job is answered with cause unless it has its answer already; a
+// context taken with Context ends with cause, which stops a request that
+// is being served. Only the first cause counts; a nil cause is
+// context.Canceled.
+func (j *Job) Cancel(cause error) {
+	if cause == nil {
+		cause = context.Canceled
+	}
+	if !j.cause.CompareAndSwap(nil, &cause) {
+		return
+	}
+	if q := j.queue.Load(); q != nil {
+		q.cancel(j, cause)
+	}
+	j.Fail(cause)
+	j.mu.Lock()
+	stop := j.cancelCtx
+	j.mu.Unlock()
+	if stop != nil {
+		stop(cause)
+	}
+}
+
+// Cause returns the cause the job was canceled with, or nil.
+func (j *Job) Cause() error {
+	if c := j.cause.Load(); c != nil {
+		return *c
+	}
+	return nil
+}
 
 // Created returns the time the job was accepted.
 func (j *Job) Created() time.Time { return j.created }
@@ -98,8 +172,8 @@ func (j *Job) Expired(now time.Time) bool {
 	return !j.deadline.IsZero() && !now.Before(j.deadline)
 }
 
-// Gone reports whether the client has gone away.
-func (j *Job) Gone() bool { return j.ctx.Err() != nil }
+// Gone reports whether the job was canceled: its client has gone away.
+func (j *Job) Gone() bool { return j.cause.Load() != nil }
 
 // Finish answers the job with r. It reports whether this call gave the answer.
 func (j *Job) Finish(r *Response) bool { return j.settle(r, nil) }
@@ -108,27 +182,20 @@ func (j *Job) Finish(r *Response) bool { return j.settle(r, nil) }
 func (j *Job) Fail(err error) bool { return j.settle(nil, err) }
 
 func (j *Job) settle(r *Response, err error) bool {
-	won := false
-	j.once.Do(func() {
-		j.resp, j.err = r, err
-		close(j.done)
-		won = true
-	})
-	return won
+	if !j.answered.CompareAndSwap(false, true) {
+		return false
+	}
+	j.resp, j.err = r, err
+	close(j.done)
+	return true
 }
 
 // Done is closed once the job has its answer.
 func (j *Job) Done() <-chan struct{} { return j.done }
 
-// Answered reports whether the job has its answer.
-func (j *Job) Answered() bool {
-	select {
-	case <-j.done:
-		return true
-	default:
-		return false
-	}
-}
+// Answered reports whether the job has its answer, or is getting it now
+// (Result then waits the moment it takes to be written).
+func (j *Job) Answered() bool { return j.answered.Load() }
 
 // Result returns the job's answer; call it after Done is closed.
 func (j *Job) Result() (*Response, error) {

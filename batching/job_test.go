@@ -47,7 +47,7 @@ func TestJobAnswersOnce(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			j := NewJob(context.Background(), "j", Input{}, t0, time.Time{})
+			j := NewJob("j", Input{}, t0, time.Time{})
 			if j.Answered() {
 				t.Fatal("a new job is answered")
 			}
@@ -66,7 +66,7 @@ func TestJobAnswersOnce(t *testing.T) {
 // TestJobRacingAnswers has many goroutines answer one job at once: exactly
 // one of them wins, and every reader sees that answer.
 func TestJobRacingAnswers(t *testing.T) {
-	j := NewJob(context.Background(), "j", Input{}, t0, time.Time{})
+	j := NewJob("j", Input{}, t0, time.Time{})
 	var wins atomic.Int32
 	var wg sync.WaitGroup
 	for i := range 16 {
@@ -95,7 +95,7 @@ func TestJobRacingAnswers(t *testing.T) {
 
 func TestJobWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		j := NewJob(context.Background(), "j", Input{}, time.Now(), time.Time{})
+		j := NewJob("j", Input{}, time.Now(), time.Time{})
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		defer cancel()
 		if _, err := j.Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
@@ -131,7 +131,7 @@ func TestJobDeadline(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			j := NewJob(context.Background(), "j", Input{}, t0, tt.deadline)
+			j := NewJob("j", Input{}, t0, tt.deadline)
 			if !tt.set.IsZero() {
 				j.SetDeadline(tt.set)
 			}
@@ -148,16 +148,34 @@ func TestJobDeadline(t *testing.T) {
 	}
 }
 
-func TestJobGone(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	j := NewJob(ctx, "j", Input{}, t0, time.Time{})
-	if j.Gone() || j.Context() != ctx {
-		t.Fatalf("Gone = %v before the client left; context kept: %v", j.Gone(), j.Context() == ctx)
-	}
-	cancel()
-	if !j.Gone() {
-		t.Error("Gone = false after the client left")
-	}
+func TestJobCancel(t *testing.T) {
+	t.Run("waiting", func(t *testing.T) {
+		j := NewJob("j", Input{}, t0, time.Time{})
+		ctx := j.Context()
+		if j.Gone() || j.Cause() != nil || ctx.Err() != nil {
+			t.Fatalf("Gone = %v, Cause = %v, context %v before the client left", j.Gone(), j.Cause(), ctx.Err())
+		}
+		j.Cancel(ErrClientGone)
+		j.Cancel(ErrClosed) // only the first cause counts
+		if !j.Gone() || j.Cause() != ErrClientGone || context.Cause(ctx) != ErrClientGone {
+			t.Errorf("Gone = %v, Cause = %v, context's cause %v; want ErrClientGone", j.Gone(), j.Cause(), context.Cause(ctx))
+		}
+		if _, err := j.Result(); err != ErrClientGone {
+			t.Errorf("answer %v, want ErrClientGone", err)
+		}
+	})
+	t.Run("answered", func(t *testing.T) {
+		j := NewJob("j", Input{}, t0, time.Time{})
+		ok := &Response{Code: 200}
+		j.Finish(ok)
+		j.Cancel(ErrClientGone)
+		if resp, err := j.Result(); resp != ok || err != nil || !j.Gone() {
+			t.Errorf("answer %v, %v (gone %v); a cancel after the answer keeps it", resp, err, j.Gone())
+		}
+		if context.Cause(j.Context()) != ErrClientGone {
+			t.Errorf("a context taken after the cancel is not done with its cause: %v", context.Cause(j.Context()))
+		}
+	})
 }
 
 // readAll reads a stream to its end and returns its chunks and end error.

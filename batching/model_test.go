@@ -1,7 +1,6 @@
 package batching
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -140,10 +139,8 @@ func (r *refQueue) close(err error) int {
 
 // twin is one job as both models see it: a job each, with the same story.
 type twin struct {
-	real, ref  *Job
-	cancelReal context.CancelFunc
-	cancelRef  context.CancelFunc
-	entry      *entry
+	real, ref *Job
+	entry     *entry
 }
 
 // TestStateMatchesModel runs random operations on state and on refQueue and
@@ -225,16 +222,11 @@ func (m *modelRun) push() string {
 		deadline = m.now.Add(time.Duration(m.rng.IntN(6)) * time.Second)
 	}
 	tw := &twin{}
-	var ctxReal, ctxRef context.Context
-	ctxReal, tw.cancelReal = context.WithCancel(context.Background())
-	ctxRef, tw.cancelRef = context.WithCancel(context.Background())
-	m.t.Cleanup(tw.cancelReal)
-	m.t.Cleanup(tw.cancelRef)
-	tw.real = NewJob(ctxReal, id, Input{}, m.now, deadline)
-	tw.ref = NewJob(ctxRef, id, Input{}, m.now, deadline)
+	tw.real = NewJob(id, Input{}, m.now, deadline)
+	tw.ref = NewJob(id, Input{}, m.now, deadline)
 	if m.rng.IntN(10) == 0 {
-		tw.cancelReal()
-		tw.cancelRef()
+		markGone(tw.real)
+		markGone(tw.ref)
 	}
 	e, err := m.s.push(tw.real, m.now)
 	refErr := m.r.push(tw.ref, m.now)
@@ -246,17 +238,18 @@ func (m *modelRun) push() string {
 	return "push " + id
 }
 
-// leave makes a random client leave. Half the time the watch fires at once
-// (as Queue's AfterFunc would); otherwise take or push finds it later.
+// leave makes a random client leave. Half the time the job leaves the list
+// at once (as Job.Cancel through its Queue does); otherwise take or push
+// finds it later.
 func (m *modelRun) leave() string {
 	tw := m.pick()
 	if tw == nil {
 		return "leave none"
 	}
-	tw.cancelReal()
-	tw.cancelRef()
+	markGone(tw.real)
+	markGone(tw.ref)
 	if m.rng.IntN(2) == 0 && tw.entry != nil {
-		m.s.clientGone(tw.entry)
+		m.s.cancel(tw.entry, ErrClientGone)
 		m.r.clientGone(tw.ref)
 	}
 	return "leave " + tw.real.ID

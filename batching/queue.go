@@ -12,11 +12,9 @@ import (
 // workers. Producers Push; workers pull batches with Next. It is safe for
 // concurrent use.
 //
-// A job is watched from Push until it leaves the queue: when its client goes
-// away, the job is removed at once, wherever it sits, and answered with
-// ErrClientGone. The watch is a context.AfterFunc that is stopped when the job
-// leaves, so a queue holds no goroutine per job. A job whose context can
-// never be done (context.Background) is not watched.
+// A job canceled while it waits (Job.Cancel: its client went away) is
+// removed at once, wherever it sits, and answered with the cancel's cause;
+// the queue keeps no watch or goroutine per job.
 //
 // A job with a deadline is answered with ErrExpired when the deadline
 // passes while it waits, by one timer per queue armed for the earliest
@@ -38,7 +36,58 @@ type Queue struct {
 	// earliest deadline among the held jobs (guarded by mu).
 	expiry   *time.Timer
 	armedFor time.Time
+
+	// The collector's side (guarded by mu): when the batch being filled
+	// got its first job; how many collectors whose worker is idle wait for
+	// the token; and the rule of the collector that waits with an empty
+	// batch and lets Push send a job for it (Rule.Direct), while holding.
+	fillStart   time.Time
+	idleWaiting int
+	holder      Rule
+	holding     bool
+	claimed     bool // a Push is sending a job through holder.Direct
 }
+
+// Rule says how Collect fills a worker's batch.
+type Rule struct {
+	// Limit is the most jobs in the batch; below 1 counts as 1.
+	Limit int
+	// Delay is how long the batch waits for more jobs after its first was
+	// taken (DJL's max_batch_delay); 0 or less takes what is there.
+	Delay time.Duration
+	// Idle, when not nil, reports whether the collecting worker has nothing
+	// in flight: a worker that pipelines batches collects the next while it
+	// runs one. nil means the worker is idle whenever it collects.
+	Idle func() bool
+	// Changed, when not nil, receives a value when Idle's answer may have
+	// changed.
+	Changed <-chan struct{}
+	// Adaptive makes the batch leave as soon as the worker is idle, instead
+	// of waiting out Delay: a lone job that finds the worker idle leaves at
+	// once, and under load a batch fills while the worker is busy.
+	Adaptive bool
+	// Direct, when not nil, sends one job to the worker at once, on the
+	// goroutine that pushes it, and reports whether it did. Push calls it
+	// instead of queueing a job that would leave alone and at once anyway:
+	// the queue is empty, this collector waits with an empty batch, the
+	// worker is idle, and the batch size is 1 or batching is adaptive. It
+	// is the collector's own batch, so only one batch is still being
+	// filled at a time.
+	Direct func(*Job) bool
+}
+
+func (r *Rule) idle() bool { return r.Idle == nil || r.Idle() }
+
+// busy reports whether the worker has batches in flight.
+func (r *Rule) busy() bool { return !r.idle() }
+
+// leavesAlone reports whether a lone job would leave at once for an idle
+// worker.
+func (r *Rule) leavesAlone() bool { return r.Limit <= 1 || r.Adaptive }
+
+// errYield ends a busy collector's turn so that an idle worker's collector,
+// which waits for the token, fills the batch instead.
+var errYield = errors.New("batching: yield to an idle worker")
 
 // Option changes a queue that NewQueue builds.
 type Option func(*Queue)
@@ -84,9 +133,14 @@ func (q *Queue) push(j *Job, requeue bool) error {
 		q.mu.Unlock()
 		return q.draining
 	}
-	e, err := q.st.push(j, q.now())
-	if err == nil && j.Context().Done() != nil {
-		e.stop = context.AfterFunc(j.Context(), func() { q.clientGone(e) })
+	now := q.now()
+	if !requeue && q.direct(j, now) {
+		return nil // q.mu was released
+	}
+	e, err := q.st.push(j, now)
+	if err == nil {
+		j.entry = e
+		j.queue.Store(q)
 	}
 	if d, ok := j.Deadline(); ok && err == nil {
 		q.armLocked(d)
@@ -98,9 +152,51 @@ func (q *Queue) push(j *Job, requeue bool) error {
 	return err
 }
 
-func (q *Queue) clientGone(e *entry) {
+// direct sends j through the waiting collector's Rule.Direct when the job
+// would leave alone and at once anyway, and reports whether it did; then
+// q.mu, which is held, has been released.
+func (q *Queue) direct(j *Job, now time.Time) bool {
+	r := &q.holder
+	if !q.holding || q.claimed || q.st.closed || q.st.queued > 0 || q.st.taken > 0 ||
+		!r.leavesAlone() || !r.idle() || j.Gone() || j.Expired(now) {
+		return false
+	}
+	send := r.Direct
+	q.claimed = true
+	q.mu.Unlock()
+	sent := send(j)
 	q.mu.Lock()
-	q.st.clientGone(e)
+	q.claimed = false
+	if !sent {
+		return false
+	}
+	q.st.stats.Pushed++
+	q.st.stats.Dispatched++
+	q.mu.Unlock()
+	return true
+}
+
+// ExpireHeld answers with ErrExpired a job the queue handed out that its
+// worker has not started (it waits behind the batch the worker runs), once
+// its deadline has passed, and counts it as expired as if it had expired
+// in the queue. It reports whether this gave the job its answer.
+func (q *Queue) ExpireHeld(j *Job) bool {
+	if !j.Fail(ErrExpired) {
+		return false
+	}
+	q.mu.Lock()
+	q.st.stats.Expired++
+	q.mu.Unlock()
+	return true
+}
+
+// cancel takes j out of the queue, if it is still here, and answers it
+// with cause (Job.Cancel).
+func (q *Queue) cancel(j *Job, cause error) {
+	q.mu.Lock()
+	if e := j.entry; e != nil && j.queue.Load() == q {
+		q.st.cancel(e, cause)
+	}
 	q.mu.Unlock()
 }
 
@@ -111,26 +207,41 @@ func (q *Queue) signal() {
 	}
 }
 
-// Next returns the next batch for a worker: between 1 and limit jobs, oldest
-// first. It takes what is already queued, then waits for more until delay has
-// passed since it took the first job; a full batch leaves at once, and a
-// delay of 0 or less takes what is there and goes. Only one caller at a time
-// fills a batch; other callers wait, in turn, until it leaves.
-//
-// Next blocks until it has at least one job, ctx is done (it returns
-// ctx.Err() and puts the jobs it had taken back at the front of the queue),
-// or the queue is closed (it returns the close error, which wraps ErrClosed).
-// A limit below 1 counts as 1.
+// Next returns the next batch for a worker: Collect with a Rule of limit
+// and delay.
 func (q *Queue) Next(ctx context.Context, limit int, delay time.Duration) ([]*Job, error) {
-	if err := q.acquire(ctx); err != nil {
-		return nil, err
-	}
-	defer q.release()
-	return q.collect(ctx, max(limit, 1), delay)
+	return q.Collect(ctx, Rule{Limit: limit, Delay: delay})
 }
 
-// acquire waits for the collector token.
-func (q *Queue) acquire(ctx context.Context) error {
+// Collect returns the next batch for a worker: between 1 and r.Limit jobs,
+// oldest first. It takes what is already queued, then waits for more until
+// r.Delay has passed since the batch got its first job; a full batch leaves
+// at once, and a delay of 0 or less takes what is there and goes. With
+// r.Adaptive, the batch also leaves as soon as the worker is idle. Only one
+// caller at a time fills a batch; other callers wait, in turn, until it
+// leaves. A collector whose worker is busy (r.Idle says no) gives its turn,
+// and the batch it was filling, to one whose worker is idle, when one waits.
+//
+// Collect blocks until it has at least one job, ctx is done (it returns
+// ctx.Err() and puts the jobs it had taken back at the front of the queue),
+// or the queue is closed (it returns the close error, which wraps ErrClosed).
+func (q *Queue) Collect(ctx context.Context, r Rule) ([]*Job, error) {
+	r.Limit = max(r.Limit, 1)
+	for {
+		if err := q.acquire(ctx, &r); err != nil {
+			return nil, err
+		}
+		jobs, err := q.collect(ctx, &r)
+		q.release()
+		if err != errYield {
+			return jobs, err
+		}
+	}
+}
+
+// acquire waits for the collector token. While it waits with its worker
+// idle it is counted, so that a busy holder yields to it.
+func (q *Queue) acquire(ctx context.Context, r *Rule) error {
 	select {
 	case <-q.done:
 		return q.closeErr()
@@ -141,27 +252,61 @@ func (q *Queue) acquire(ctx context.Context) error {
 	select {
 	case q.token <- struct{}{}:
 		return nil
-	case <-q.done:
-		return q.closeErr()
-	case <-ctx.Done():
-		return ctx.Err()
+	default:
+	}
+	counted := false
+	defer func() {
+		if counted {
+			q.mu.Lock()
+			q.idleWaiting--
+			q.mu.Unlock()
+		}
+	}()
+	for {
+		var changed <-chan struct{}
+		switch {
+		case counted:
+		case r.Idle != nil && r.Idle():
+			q.mu.Lock()
+			q.idleWaiting++
+			q.mu.Unlock()
+			counted = true
+			q.signal() // a busy holder looks again
+		default:
+			changed = r.Changed
+		}
+		select {
+		case q.token <- struct{}{}:
+			return nil
+		case <-changed:
+		case <-q.done:
+			return q.closeErr()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 
 func (q *Queue) release() { <-q.token }
 
 // collect fills one batch; the caller holds the collector token.
-func (q *Queue) collect(ctx context.Context, limit int, delay time.Duration) ([]*Job, error) {
+func (q *Queue) collect(ctx context.Context, r *Rule) ([]*Job, error) {
 	var t batchTimer
 	defer t.stop()
+	defer q.unhold()
 	for {
-		jobs, pending, err := q.step(limit, delay <= 0 || t.fired)
+		jobs, pending, since, err := q.step(r, t.fired)
 		if jobs != nil || err != nil {
 			return jobs, err
 		}
-		t.track(pending > 0, delay)
+		t.track(pending > 0, r.Delay, since)
+		var changed <-chan struct{}
+		if pending > 0 && r.Adaptive {
+			changed = r.Changed // the worker going idle sends the batch
+		}
 		select {
 		case <-q.wake:
+		case <-changed:
 		case <-t.c():
 			t.fired = true
 		case <-ctx.Done():
@@ -174,27 +319,51 @@ func (q *Queue) collect(ctx context.Context, limit int, delay time.Duration) ([]
 
 // step takes what is queued into the batch being filled and hands the batch
 // out when it is full, or when it is due and not empty. Otherwise it returns
-// how many jobs the batch holds.
-func (q *Queue) step(limit int, due bool) ([]*Job, int, error) {
+// how many jobs the batch holds and since when. A busy collector yields
+// (errYield) when an idle one waits; the batch it filled goes back in
+// front, still counting its delay from its first job.
+func (q *Queue) step(r *Rule, fired bool) ([]*Job, int, time.Time, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.holding = false
 	if q.st.closed {
-		return nil, 0, q.st.closeErr
+		return nil, 0, time.Time{}, q.st.closeErr
 	}
-	due = due || q.draining != nil // nothing more will come: a batch leaves as it is
+	if q.idleWaiting > 0 && r.busy() {
+		q.st.requeue()
+		return nil, 0, time.Time{}, errYield
+	}
+	due := fired || r.Delay <= 0 || q.draining != nil || (r.Adaptive && r.idle())
 	now := q.now()
 	for {
-		n := q.st.take(now, limit)
-		if n == 0 && q.draining != nil {
-			return nil, 0, q.draining
+		n := q.st.take(now, r.Limit)
+		switch {
+		case n == 0:
+			q.fillStart = time.Time{}
+		case q.fillStart.IsZero():
+			q.fillStart = time.Now()
 		}
-		if n == 0 || (n < limit && !due) {
-			return nil, n, nil
+		if n == 0 && q.draining != nil {
+			return nil, 0, time.Time{}, q.draining
+		}
+		if n == 0 || (n < r.Limit && !due) {
+			if n == 0 && r.Direct != nil {
+				q.holder, q.holding = *r, true
+			}
+			return nil, n, q.fillStart, nil
 		}
 		if jobs := q.st.handOut(now); len(jobs) > 0 {
-			return jobs, 0, nil
+			q.fillStart = time.Time{}
+			return jobs, 0, time.Time{}, nil
 		}
 	}
+}
+
+// unhold takes the collector's Direct back when it stops collecting.
+func (q *Queue) unhold() {
+	q.mu.Lock()
+	q.holding, q.holder = false, Rule{}
+	q.mu.Unlock()
 }
 
 // armLocked makes the expiry timer fire by deadline d.
@@ -228,6 +397,7 @@ func (q *Queue) expire() {
 func (q *Queue) requeue() {
 	q.mu.Lock()
 	q.st.requeue()
+	q.fillStart = time.Time{}
 	q.mu.Unlock()
 }
 
@@ -333,15 +503,16 @@ type batchTimer struct {
 	fired bool
 }
 
-// track starts the timer when the batch has jobs and none runs, and resets
-// it when the batch has none (its jobs were dropped), so the delay counts
-// again from the next first job.
-func (b *batchTimer) track(pending bool, delay time.Duration) {
+// track starts the timer when the batch has jobs and none runs, for what
+// is left of delay since the batch got its first job, and resets it when
+// the batch has none (its jobs were dropped), so the delay counts again
+// from the next first job.
+func (b *batchTimer) track(pending bool, delay time.Duration, since time.Time) {
 	switch {
 	case !pending:
 		b.stop()
 	case b.t == nil && delay > 0:
-		b.t = time.NewTimer(delay)
+		b.t = time.NewTimer(delay - time.Since(since))
 	}
 }
 

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"go.uber.org/goleak"
 )
 
 // batchAt is a batch as a worker received it, and when.
@@ -57,7 +55,7 @@ func pushAt(t *testing.T, q *Queue, gap time.Duration, names ...string) []*Job {
 	var jobs []*Job
 	for _, id := range names {
 		time.Sleep(gap)
-		j := NewJob(context.Background(), id, Input{}, time.Now(), time.Time{})
+		j := NewJob(id, Input{}, time.Now(), time.Time{})
 		if err := q.Push(j); err != nil {
 			t.Fatalf("push %s: %v", id, err)
 		}
@@ -330,7 +328,7 @@ func TestQueueClose(t *testing.T) {
 				t.Errorf("job %s answer = %v, want ErrClosed wrapping the reason", j.ID, err)
 			}
 		}
-		j := NewJob(context.Background(), "late", Input{}, time.Now(), time.Time{})
+		j := NewJob("late", Input{}, time.Now(), time.Time{})
 		if err := q.Push(j); !errors.Is(err, ErrClosed) {
 			t.Errorf("Push after Close = %v, want ErrClosed", err)
 		}
@@ -359,11 +357,11 @@ func TestQueueDrain(t *testing.T) {
 		if err != nil || !slices.Equal(first.ids, []string{"a", "b"}) || first.at != 0 {
 			t.Errorf("collector got %v at %v (%v), want [a b] at once", first.ids, first.at, err)
 		}
-		late := NewJob(context.Background(), "late", Input{}, time.Now(), time.Time{})
+		late := NewJob("late", Input{}, time.Now(), time.Time{})
 		if err := q.Push(late); !errors.Is(err, ErrClosed) || !errors.Is(err, stopping) {
 			t.Errorf("Push while draining = %v, want ErrClosed wrapping the reason", err)
 		}
-		back := NewJob(context.Background(), "back", Input{}, time.Now(), time.Time{})
+		back := NewJob("back", Input{}, time.Now(), time.Time{})
 		if err := q.Requeue(back); err != nil {
 			t.Fatalf("Requeue while draining = %v", err)
 		}
@@ -426,13 +424,12 @@ func TestQueuePush(t *testing.T) {
 	q := NewQueue(2)
 	defer q.Close(nil)
 	pushAt(t, q, 0, "a", "b")
-	full := NewJob(context.Background(), "c", Input{}, time.Now(), time.Time{})
+	full := NewJob("c", Input{}, time.Now(), time.Time{})
 	if err := q.Push(full); !errors.Is(err, ErrQueueFull) {
 		t.Fatalf("Push to a full queue = %v, want ErrQueueFull", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	gone := NewJob(ctx, "d", Input{}, time.Now(), time.Time{})
+	gone := NewJob("d", Input{}, time.Now(), time.Time{})
+	gone.Cancel(ErrClientGone)
 	if err := q.Push(gone); !errors.Is(err, ErrClientGone) {
 		t.Fatalf("Push of a gone client's job = %v, want ErrClientGone", err)
 	}
@@ -461,8 +458,7 @@ func TestQueueClientLeaves(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				q := NewQueue(10)
 				defer q.Close(nil)
-				ctx, cancel := context.WithCancel(t.Context())
-				j := NewJob(ctx, "leaver", Input{}, time.Now(), time.Time{})
+				j := NewJob("leaver", Input{}, time.Now(), time.Time{})
 				if err := q.Push(j); err != nil {
 					t.Fatal(err)
 				}
@@ -471,7 +467,7 @@ func TestQueueClientLeaves(t *testing.T) {
 					w = startWorker(t.Context(), q, 2, 100*time.Millisecond)
 				}
 				time.Sleep(50 * time.Millisecond)
-				cancel()
+				j.Cancel(ErrClientGone)
 				synctest.Wait()
 				if _, err := j.Wait(t.Context()); !errors.Is(err, ErrClientGone) {
 					t.Errorf("job answer = %v, want ErrClientGone", err)
@@ -498,8 +494,8 @@ func TestQueueExpired(t *testing.T) {
 		q := NewQueue(10)
 		defer q.Close(nil)
 		now := time.Now()
-		old := NewJob(context.Background(), "old", Input{}, now, now.Add(50*time.Millisecond))
-		fresh := NewJob(context.Background(), "fresh", Input{}, now, now.Add(time.Hour))
+		old := NewJob("old", Input{}, now, now.Add(50*time.Millisecond))
+		fresh := NewJob("fresh", Input{}, now, now.Add(time.Hour))
 		for _, j := range []*Job{old, fresh} {
 			if err := q.Push(j); err != nil {
 				t.Fatal(err)
@@ -525,7 +521,7 @@ func TestQueueWithClock(t *testing.T) {
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	q := NewQueue(10, WithClock(clock))
 	defer q.Close(nil)
-	j := NewJob(context.Background(), "a", Input{}, t0, t0.Add(time.Second))
+	j := NewJob("a", Input{}, t0, t0.Add(time.Second))
 	if err := q.Push(j); err != nil {
 		t.Fatal(err)
 	}
@@ -539,25 +535,18 @@ func TestQueueWithClock(t *testing.T) {
 	}
 }
 
-// ownCtx is a context the context package does not know, so AfterFunc
-// watches it with a goroutine; it shows that the queue stops every watch.
-type ownCtx struct{ done chan struct{} }
-
-func (ownCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
-func (c ownCtx) Done() <-chan struct{}     { return c.done }
-func (ownCtx) Err() error                  { return nil }
-func (ownCtx) Value(any) any               { return nil }
-
-func TestQueueStopsWatches(t *testing.T) {
-	ctx := ownCtx{done: make(chan struct{})}
-	defer close(ctx.done)
-	// Deferred last, so it runs before the contexts are released.
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+// TestQueueForgetsJobs checks that a job that left the queue (handed out
+// or answered at Close) no longer names it: a later Cancel answers the job
+// if it can and leaves the queue alone.
+func TestQueueForgetsJobs(t *testing.T) {
 	q := NewQueue(100)
+	var all []*Job
 	for i := range 50 {
-		if err := q.Push(NewJob(ctx, fmt.Sprint(i), Input{}, time.Now(), time.Time{})); err != nil {
+		j := NewJob(fmt.Sprint(i), Input{}, time.Now(), time.Time{})
+		if err := q.Push(j); err != nil {
 			t.Fatal(err)
 		}
+		all = append(all, j)
 	}
 	jobs, err := q.Next(context.Background(), 30, 0)
 	if err != nil || len(jobs) != 30 {
@@ -565,6 +554,19 @@ func TestQueueStopsWatches(t *testing.T) {
 	}
 	if n := q.Close(nil); n != 20 {
 		t.Errorf("Close answered %d, want 20", n)
+	}
+	for i, j := range all {
+		if j.queue.Load() != nil || j.entry != nil {
+			t.Fatalf("job %d still names the queue", i)
+		}
+		j.Cancel(ErrClientGone)
+		_, err := j.Result()
+		if want := map[bool]error{true: ErrClientGone, false: ErrClosed}[i < 30]; !errors.Is(err, want) {
+			t.Errorf("job %d answered %v, want %v", i, err, want)
+		}
+	}
+	if q.Stats().Dropped != 0 {
+		t.Errorf("Dropped = %d, want 0: none was in the queue when it was canceled", q.Stats().Dropped)
 	}
 }
 
@@ -575,9 +577,9 @@ func TestQueueExpiresAtDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := NewQueue(10)
 		start := time.Now()
-		late := NewJob(context.Background(), "late", Input{}, start, start.Add(300*time.Millisecond))
-		early := NewJob(context.Background(), "early", Input{}, start, start.Add(100*time.Millisecond))
-		none := NewJob(context.Background(), "none", Input{}, start, time.Time{})
+		late := NewJob("late", Input{}, start, start.Add(300*time.Millisecond))
+		early := NewJob("early", Input{}, start, start.Add(100*time.Millisecond))
+		none := NewJob("none", Input{}, start, time.Time{})
 		for _, j := range []*Job{late, early, none} {
 			if err := q.Push(j); err != nil {
 				t.Fatal(err)

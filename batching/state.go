@@ -1,6 +1,9 @@
 package batching
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // Stats counts what has happened to the jobs of one queue since it was made.
 type Stats struct {
@@ -22,7 +25,6 @@ type Stats struct {
 // whose client leaves can be unlinked in O(1) from anywhere in the queue.
 type entry struct {
 	job        *Job
-	stop       func() bool // stops the job's client-gone watch; nil when none
 	prev, next *entry
 	taken      bool // in the batch being filled
 	out        bool // no longer in the list
@@ -145,7 +147,7 @@ func (s *state) settleDead(e *entry, now time.Time) bool {
 	case e.job.Answered():
 		s.remove(e)
 	case e.job.Gone():
-		s.clientGone(e)
+		s.cancel(e, e.job.Cause())
 	case e.job.Expired(now):
 		s.remove(e)
 		if e.job.Fail(ErrExpired) {
@@ -157,19 +159,19 @@ func (s *state) settleDead(e *entry, now time.Time) bool {
 	return true
 }
 
-// clientGone removes e, if it is still in the list, and answers it with
-// ErrClientGone.
-func (s *state) clientGone(e *entry) {
+// cancel removes e, if it is still in the list, and answers it with cause;
+// a job this answers because its client left counts as dropped.
+func (s *state) cancel(e *entry, cause error) {
 	if e.out {
 		return
 	}
 	s.remove(e)
-	if e.job.Fail(ErrClientGone) {
+	if e.job.Fail(cause) && errors.Is(cause, ErrClientGone) {
 		s.stats.Dropped++
 	}
 }
 
-// remove unlinks e and stops its client-gone watch.
+// remove unlinks e; its job no longer names a queue.
 func (s *state) remove(e *entry) {
 	if e.prev != nil {
 		e.prev.next = e.next
@@ -186,9 +188,8 @@ func (s *state) remove(e *entry) {
 	}
 	s.count(e, -1)
 	e.prev, e.next, e.out = nil, nil, true
-	if e.stop != nil {
-		e.stop()
-	}
+	e.job.entry = nil
+	e.job.queue.Store(nil)
 }
 
 func (s *state) count(e *entry, d int) {

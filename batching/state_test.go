@@ -1,7 +1,6 @@
 package batching
 
 import (
-	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -20,13 +19,21 @@ type spec struct {
 	ttl      time.Duration // deadline t0+ttl; 0 for none
 }
 
-func newTestJob(sp spec) (*Job, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(context.Background())
+func newTestJob(sp spec) (*Job, func()) {
 	var deadline time.Time
 	if sp.ttl != 0 {
 		deadline = t0.Add(sp.ttl)
 	}
-	return NewJob(ctx, sp.id, Input{}, t0, deadline), cancel
+	j := NewJob(sp.id, Input{}, t0, deadline)
+	return j, func() { markGone(j) }
+}
+
+// markGone makes j's client leave as the first step of Job.Cancel does,
+// before the queue takes the job out and answers it: the state must then
+// find it gone wherever it sits.
+func markGone(j *Job) {
+	cause := ErrClientGone
+	j.cause.Store(&cause)
 }
 
 // fill pushes a job for each spec at t0, then makes gone and answered come
@@ -36,15 +43,14 @@ func fill(t *testing.T, s *state, specs []spec) map[string]*Job {
 	jobs := make(map[string]*Job)
 	for _, sp := range specs {
 		j, cancel := newTestJob(sp)
-		t.Cleanup(cancel)
 		if _, err := s.push(j, t0); err != nil {
 			t.Fatalf("push %s: %v", sp.id, err)
 		}
-		if sp.gone {
-			cancel()
-		}
 		if sp.answered {
 			j.Fail(errElsewhere)
+		}
+		if sp.gone {
+			cancel()
 		}
 		jobs[sp.id] = j
 	}
@@ -370,7 +376,7 @@ func TestStateFillingBatch(t *testing.T) {
 		{
 			name:      "client leaves from the batch",
 			limit:     2,
-			act:       func(s *state, e map[string]*entry) { s.clientGone(e["a"]) },
+			act:       func(s *state, e map[string]*entry) { s.cancel(e["a"], ErrClientGone) },
 			wantOrder: []string{"b", "c", "d"},
 			wantTaken: 1,
 			wantLen:   2,
@@ -378,7 +384,7 @@ func TestStateFillingBatch(t *testing.T) {
 		{
 			name:      "client leaves from the queue",
 			limit:     2,
-			act:       func(s *state, e map[string]*entry) { s.clientGone(e["d"]) },
+			act:       func(s *state, e map[string]*entry) { s.cancel(e["d"], ErrClientGone) },
 			wantOrder: []string{"a", "b", "c"},
 			wantTaken: 2,
 			wantLen:   1,
@@ -387,18 +393,18 @@ func TestStateFillingBatch(t *testing.T) {
 			name:  "client leaves at the cursor, then more is taken",
 			limit: 2,
 			act: func(s *state, e map[string]*entry) {
-				s.clientGone(e["c"])
+				s.cancel(e["c"], ErrClientGone)
 				s.take(t0, 3)
 			},
 			wantOrder: []string{"a", "b", "d"},
 			wantTaken: 3,
 		},
 		{
-			name:  "a second clientGone does nothing",
+			name:  "a second cancel does nothing",
 			limit: 2,
 			act: func(s *state, e map[string]*entry) {
-				s.clientGone(e["c"])
-				s.clientGone(e["c"])
+				s.cancel(e["c"], ErrClientGone)
+				s.cancel(e["c"], ErrClientGone)
 			},
 			wantOrder: []string{"a", "b", "d"},
 			wantTaken: 2,
@@ -434,15 +440,18 @@ func TestStateClose(t *testing.T) {
 	s := newState(10)
 	jobs := fill(t, &s, []spec{{id: "a"}, {id: "b"}, {id: "c", answered: true}, {id: "d"}})
 	s.take(t0, 1)
-	stopped := 0
+	held := map[*Job]*entry{}
 	for e := s.head; e != nil; e = e.next {
-		e.stop = func() bool { stopped++; return true }
+		e.job.entry = e
+		held[e.job] = e
 	}
 	if n := s.close(ErrClosed); n != 3 {
 		t.Errorf("close answered %d jobs, want 3 (the taken one and two queued)", n)
 	}
-	if stopped != 4 {
-		t.Errorf("close stopped %d watches, want 4", stopped)
+	for j, e := range held {
+		if j.entry != nil || !e.out {
+			t.Errorf("job %s still holds its place after close", j.ID)
+		}
 	}
 	checkAnswers(t, jobs, map[string]error{"a": ErrClosed, "b": ErrClosed, "c": errElsewhere, "d": ErrClosed})
 	if s.head != nil || s.queued != 0 || s.taken != 0 {

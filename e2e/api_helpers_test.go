@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -175,6 +176,30 @@ func seen(dir string) []string {
 func waitSeen(t testing.TB, dir, tag string) {
 	t.Helper()
 	testutil.WaitFor(t, waitLimit, "probe records "+tag, func() bool { return slices.Contains(seen(dir), tag) })
+}
+
+// holdWorker makes the only worker of the probe model in dir busy and
+// full: a request it runs, which waits at the probe's gate "go" (tagged
+// blocker), and one it holds behind it (held: switchyard sends a worker
+// its next batch while it runs one), so that what comes next waits in the
+// queue. The two replies come on the channel returned once the gate opens.
+func holdWorker(t testing.TB, c *http.Client, s *Server, dir, model string) <-chan reply {
+	t.Helper()
+	sent := dispatched(s, model)
+	replies := make(chan reply, 2)
+	go func() { replies <- probeCall(c, s, model, "blocker", "go") }()
+	waitSeen(t, dir, "blocker")
+	go func() { replies <- probeCall(c, s, model, "held", "") }()
+	testutil.WaitFor(t, waitLimit, "two batches sent to "+model, func() bool { return dispatched(s, model) == sent+2 })
+	return replies
+}
+
+// dispatched returns how many batches model's workers have been sent (the
+// count of switchyard_batch_size_requests; 0 before the first).
+func dispatched(s *Server, model string) int {
+	v, _ := sample(s.scrape(), fmt.Sprintf(`switchyard_batch_size_requests_count{model=%q}`, model))
+	n, _ := strconv.Atoi(v)
+	return n
 }
 
 // waitQueued waits until model's queue holds n requests.

@@ -125,14 +125,14 @@ func scaleDown(t *testing.T, s *Server, c *http.Client) {
 	}
 }
 
-// unregisterQueued holds reg's worker, queues one request and unregisters
-// reg: the queued request is answered 503 at once and never reaches the
-// worker, the held one finishes, and then the model and its worker are gone.
+// unregisterQueued holds reg's worker (busy and full), queues one request
+// and unregisters reg: the queued request is answered 503 at once and never
+// reaches the worker, the two on the worker finish, and then the model and
+// its worker are gone.
 func unregisterQueued(t *testing.T, s *Server, c *http.Client, dir string) {
 	g := newGates(t, dir, "go")
 	pids := s.WorkerPIDs("reg")
-	held := async(func() reply { return probeCall(c, s, "reg", "held", "go") })
-	waitSeen(t, dir, "held")
+	held := holdWorker(t, c, s, dir, "reg")
 	queued := async(func() reply { return probeCall(c, s, "reg", "queued", "") })
 	waitQueued(t, s, "reg", 1)
 	deleted := async(func() reply { return send(c, http.MethodDelete, s.Management+"/models/reg", nil) })
@@ -141,8 +141,10 @@ func unregisterQueued(t *testing.T, s *Server, c *http.Client, dir string) {
 		t.Errorf("queued request at unregister: %d %+v %v, want 503", r.code, e, err)
 	}
 	g.open("go")
-	if a, err := collect(t, held, 1)[0].probe(); err != nil || a.Tag != "held" {
-		t.Errorf("request in flight at unregister: %+v, %v", a, err)
+	for _, r := range collect(t, held, 2) {
+		if a, err := r.probe(); err != nil || a.Tag != r.tag {
+			t.Errorf("request %s on the worker at unregister: %+v, %v", r.tag, a, err)
+		}
 	}
 	if d := collect(t, deleted, 1)[0]; d.code != http.StatusOK {
 		t.Fatalf("DELETE /models/reg: %d %s", d.code, d.body)

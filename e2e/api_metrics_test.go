@@ -32,8 +32,9 @@ var metricFamilies = []struct{ name, kind string }{
 	{"switchyard_worker_restarts_total", "counter"},
 }
 
-// TestAPIMetrics sends known traffic (one request alone, six more in three
-// batches of two, one to an unknown model), kills the worker once, waits
+// TestAPIMetrics sends known traffic (one request alone, one held behind
+// it, six more in three batches of two, one to an unknown model), kills the
+// worker once, waits
 // for its restart, sends one more request, and then checks a /metrics
 // scrape: promtool accepts it and the series hold the traffic's figures.
 func TestAPIMetrics(t *testing.T) {
@@ -65,11 +66,11 @@ func TestAPIMetrics(t *testing.T) {
 		}
 	}
 	checkSamples(t, scrape, map[string]float64{
-		`switchyard_requests_total{code="200",model="m"}`:                   8,
-		`switchyard_request_duration_seconds_count{model="m"}`:              8,
-		`switchyard_queue_wait_seconds_count{model="m"}`:                    8,
-		`switchyard_batch_size_requests_count{model="m"}`:                   5,
-		`switchyard_batch_size_requests_sum{model="m"}`:                     8,
+		`switchyard_requests_total{code="200",model="m"}`:                   9,
+		`switchyard_request_duration_seconds_count{model="m"}`:              9,
+		`switchyard_queue_wait_seconds_count{model="m"}`:                    9,
+		`switchyard_batch_size_requests_count{model="m"}`:                   6,
+		`switchyard_batch_size_requests_sum{model="m"}`:                     9,
 		`switchyard_queue_depth_requests{model="m"}`:                        0,
 		`switchyard_worker_processes{device="cpu",model="m",state="READY"}`: 1,
 		`switchyard_worker_restarts_total{model="m"}`:                       1,
@@ -79,14 +80,14 @@ func TestAPIMetrics(t *testing.T) {
 	}
 }
 
-// batchedTraffic holds the worker with one request, queues six more and
-// lets them go: the worker takes them in three batches of two.
+// batchedTraffic holds the worker with two requests (one it runs, one it
+// holds behind it), queues six more and lets them go: the worker takes
+// them in three batches of two.
 func batchedTraffic(t *testing.T, s *Server, dir string) {
 	t.Helper()
 	g := newGates(t, dir, "go")
 	c := newClient(8)
-	first := async(func() reply { return probeCall(c, s, "m", "blocker", "go") })
-	waitSeen(t, dir, "blocker")
+	first := holdWorker(t, c, s, dir, "m")
 	calls := make([]func() reply, 6)
 	for i := range calls {
 		tag := fmt.Sprintf("b%d", i)
@@ -95,7 +96,7 @@ func batchedTraffic(t *testing.T, s *Server, dir string) {
 	rest := async(calls...)
 	waitQueued(t, s, "m", 6)
 	g.open("go")
-	for _, r := range append(collect(t, first, 1), collect(t, rest, 6)...) {
+	for _, r := range append(collect(t, first, 2), collect(t, rest, 6)...) {
 		if _, err := r.probe(); err != nil {
 			t.Fatalf("%s: %v", r.tag, err)
 		}

@@ -18,9 +18,9 @@ import (
 const fullQueueLatency = 50 * time.Millisecond
 
 // TestAPIBatchesOfFour sends 16 concurrent requests to a model with
-// batch_size=4 and max_batch_delay=100 whose only worker is held busy, so
-// that all 16 wait in the queue: the handler then sees four batches of
-// four, and every client gets the answer to its own request.
+// batch_size=4 and max_batch_delay=100 whose only worker is held busy and
+// full, so that all 16 wait in the queue: the handler then sees four
+// batches of four, and every client gets the answer to its own request.
 func TestAPIBatchesOfFour(t *testing.T) {
 	store := t.TempDir()
 	dir := probeModel(t, store, "batch4", "batch_size=4", "max_batch_delay=100", "minWorkers=1", "maxWorkers=1")
@@ -29,8 +29,7 @@ func TestAPIBatchesOfFour(t *testing.T) {
 	g := newGates(t, dir, "go")
 	c := newClient(32)
 
-	first := async(func() reply { return probeCall(c, s, "batch4", "blocker", "go") })
-	waitSeen(t, dir, "blocker")
+	first := holdWorker(t, c, s, dir, "batch4")
 	calls := make([]func() reply, 16)
 	for i := range calls {
 		tag := fmt.Sprintf("r%02d", i)
@@ -40,8 +39,10 @@ func TestAPIBatchesOfFour(t *testing.T) {
 	waitQueued(t, s, "batch4", 16)
 	g.open("go")
 
-	if a, err := collect(t, first, 1)[0].probe(); err != nil || a.BatchSize != 1 {
-		t.Fatalf("blocker: %+v, %v", a, err)
+	for _, r := range collect(t, first, 2) {
+		if a, err := r.probe(); err != nil || a.BatchSize != 1 {
+			t.Fatalf("%s: %+v, %v", r.tag, a, err)
+		}
 	}
 	perCall := map[int][]string{}
 	for _, r := range collect(t, rest, 16) {
@@ -66,7 +67,8 @@ func TestAPIBatchesOfFour(t *testing.T) {
 }
 
 // TestAPIQueueFull holds the only worker of a model with job_queue_size=2
-// and sends six concurrent requests: two wait in the queue and are answered
+// (busy and full) and sends six concurrent requests: two wait in the queue
+// and are answered
 // once the worker is free; the four that do not fit are refused at once
 // with 503, Retry-After and the error body, each within 50 ms.
 func TestAPIQueueFull(t *testing.T) {
@@ -78,8 +80,7 @@ func TestAPIQueueFull(t *testing.T) {
 	c := newClient(8)
 	warmConnections(t, c, s, 7)
 
-	first := async(func() reply { return probeCall(c, s, "small", "blocker", "go") })
-	waitSeen(t, dir, "blocker")
+	first := holdWorker(t, c, s, dir, "small")
 	calls := make([]func() reply, 6)
 	for i := range calls {
 		tag := fmt.Sprintf("q%d", i)
@@ -94,7 +95,7 @@ func TestAPIQueueFull(t *testing.T) {
 		t.Errorf("requestInQueue = %d after the refusals, want 2", n)
 	}
 	g.open("go")
-	collect(t, first, 1)
+	collect(t, first, 2)
 	for _, r := range collect(t, replies, 2) {
 		if a, err := r.probe(); err != nil || a.Tag != r.tag {
 			t.Errorf("queued request %s: %+v, %v", r.tag, a, err)
@@ -136,9 +137,10 @@ func warmConnections(t *testing.T, c *http.Client, s *Server, n int) {
 	}
 }
 
-// TestAPIClientGone holds the only worker, queues a request on a raw
-// connection and closes the connection: the request leaves the queue at
-// once, is counted as dropped, and never reaches the worker.
+// TestAPIClientGone holds the only worker (busy and full), queues a
+// request on a raw connection and closes the connection: the request
+// leaves the queue at once, is counted as dropped, and never reaches the
+// worker.
 func TestAPIClientGone(t *testing.T) {
 	store := t.TempDir()
 	dir := probeModel(t, store, "gone", "minWorkers=1", "maxWorkers=1")
@@ -147,8 +149,7 @@ func TestAPIClientGone(t *testing.T) {
 	g := newGates(t, dir, "go")
 	c := newClient(4)
 
-	first := async(func() reply { return probeCall(c, s, "gone", "blocker", "go") })
-	waitSeen(t, dir, "blocker")
+	first := holdWorker(t, c, s, dir, "gone")
 	conn := rawRequest(t, s, "/predictions/gone", "left")
 	waitQueued(t, s, "gone", 1)
 	if err := conn.Close(); err != nil {
@@ -156,12 +157,12 @@ func TestAPIClientGone(t *testing.T) {
 	}
 	waitQueued(t, s, "gone", 0)
 	g.open("go")
-	collect(t, first, 1)
+	collect(t, first, 2)
 	if a, err := probeCall(c, s, "gone", "after", "").probe(); err != nil {
 		t.Fatalf("request after the slow one: %+v, %v", a, err)
 	}
-	if got := seen(dir); !slices.Equal(got, []string{"blocker", "after"}) {
-		t.Errorf("the worker saw %v, want [blocker after]: the abandoned request reached it", got)
+	if got := seen(dir); !slices.Equal(got, []string{"blocker", "held", "after"}) {
+		t.Errorf("the worker saw %v, want [blocker held after]: the abandoned request reached it", got)
 	}
 	if v, _ := sample(s.scrape(), `switchyard_queue_dropped_total{model="gone",reason="client_gone"}`); v != "1" {
 		t.Errorf("client_gone drops = %q, want 1", v)

@@ -51,13 +51,14 @@ func TestDJLEngine(t *testing.T) {
 	}
 }
 
-// checkDJLBatch holds the only worker with one request, queues four more,
-// and checks that they reach the handler as one batch of four.
+// checkDJLBatch holds the only worker with two requests (one it runs, one
+// DJL's engine holds in its socket behind it: the engine takes frames one
+// after another), queues four more, and checks that they reach the handler
+// as one batch of four.
 func checkDJLBatch(t *testing.T, s *Server, c *http.Client, dir string) {
 	t.Helper()
 	g := newGates(t, dir, "go")
-	held := async(func() reply { return probeCall(c, s, "djl", "hold", "go") })
-	waitSeen(t, dir, "hold")
+	held := holdWorker(t, c, s, dir, "djl")
 	tags := []string{"b0", "b1", "b2", "b3"}
 	var calls []func() reply
 	for _, tag := range tags {
@@ -66,8 +67,10 @@ func checkDJLBatch(t *testing.T, s *Server, c *http.Client, dir string) {
 	batch := async(calls...)
 	waitQueued(t, s, "djl", len(tags))
 	g.open("go")
-	if a, err := collect(t, held, 1)[0].probe(); err != nil || a.Tag != "hold" {
-		t.Fatalf("the held request: %+v, %v", a, err)
+	for _, r := range collect(t, held, 2) {
+		if a, err := r.probe(); err != nil || a.Tag != r.tag {
+			t.Fatalf("the request %s: %+v, %v", r.tag, a, err)
+		}
 	}
 	seenCalls := map[int]bool{}
 	var got []string

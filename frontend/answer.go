@@ -27,9 +27,9 @@ var (
 const maxErrorStream = 64 << 10
 
 // answer writes a finished job's response. It reports whether the body
-// streams, in which case the stream's Close cancels the job's context and
-// counts the request.
-func (s *Server) answer(ctx *fasthttp.RequestCtx, job *batching.Job, cancel context.CancelCauseFunc, sh *shape) (bool, error) {
+// streams, in which case the stream's Close cancels the job and counts the
+// request.
+func (s *Server) answer(ctx *fasthttp.RequestCtx, job *batching.Job, sh *shape) (bool, error) {
 	resp, err := job.Result()
 	if err != nil {
 		return false, err
@@ -52,7 +52,7 @@ func (s *Server) answer(ctx *fasthttp.RequestCtx, job *batching.Job, cancel cont
 	case sh.api == apiBedrock && !sh.stream:
 		return false, s.foldConverse(ctx, job, resp, sh)
 	}
-	return s.startStream(ctx, job, cancel, resp, code, sh)
+	return s.startStream(ctx, job, resp, code, sh)
 }
 
 // writeAnswer writes a whole answer; a chat completion gets the registered
@@ -74,14 +74,14 @@ func writeAnswer(ctx *fasthttp.RequestCtx, code int, resp *batching.Response, sh
 // body to fasthttp. The client's socket is watched until the stream ends:
 // a client that leaves between chunks cancels the job at once, which makes
 // the worker stop generating for it.
-func (s *Server) startStream(ctx *fasthttp.RequestCtx, job *batching.Job, cancel context.CancelCauseFunc, resp *batching.Response, code int, sh *shape) (bool, error) {
+func (s *Server) startStream(ctx *fasthttp.RequestCtx, job *batching.Job, resp *batching.Response, code int, sh *shape) (bool, error) {
 	f, contentType := pickFramer(resp.Props, sh)
 	rctx, rcancel := context.WithCancelCause(s.base)
 	b := &streamBody{
-		srv: s, ctx: rctx, stop: rcancel, stream: resp.Stream, cancel: cancel, framer: f,
+		srv: s, ctx: rctx, stop: rcancel, stream: resp.Stream, job: job, framer: f,
 		model: sh.model, code: code, start: ctx.Time(), id: job.ID,
 	}
-	b.watch = watchPeer(ctx.Conn(), func(cause error) { rcancel(cause); cancel(cause) })
+	b.watch = watchPeer(ctx.Conn(), func(cause error) { rcancel(cause); job.Cancel(cause) })
 	if err := b.prime(); err != nil {
 		b.watch.stop()
 		rcancel(err)
@@ -117,7 +117,7 @@ func (s *Server) startStream(ctx *fasthttp.RequestCtx, job *batching.Job, cancel
 // on the chat route, into one event per line for a client that asked for
 // text/event-stream, else passed through with an error line when they
 // break. Other streams pass through untouched.
-func pickFramer(props map[string]string, sh *shape) (framer, string) {
+func pickFramer(props []batching.Prop, sh *shape) (framer, string) {
 	lines := isJSONLines(propValue(props, "content-type"))
 	switch {
 	case sh.api == apiSageMaker && sh.stream:
@@ -232,12 +232,14 @@ func drain(ctx context.Context, st *batching.Stream, limit int) []byte {
 // copyProps sets a worker's response properties as headers, skipping
 // hop-by-hop ones, Content-Length, x-request-id and anything that is not a
 // valid header.
-func copyProps(h *fasthttp.ResponseHeader, props map[string]string) {
-	for k, v := range props {
-		if skippedProp(k) || !validHeaderName(k) || !validHeaderValue(v) {
+// A later property of the same name replaces an earlier one. The
+// properties are read where they lie: the answers of one batch share them.
+func copyProps(h *fasthttp.ResponseHeader, props []batching.Prop) {
+	for _, p := range props {
+		if skippedProp(p.Key) || !validHeaderName(p.Key) || !validHeaderValue(p.Value) {
 			continue
 		}
-		h.Set(k, v)
+		h.Set(p.Key, p.Value)
 	}
 }
 
@@ -285,9 +287,8 @@ func validHeaderValue(v string) bool {
 // streamBody feeds a batching.Stream to fasthttp as a chunked body, through
 // a framer. fasthttp writes each Read as one chunk and flushes it, so the
 // headers leave with the first chunk. fasthttp calls Close when the body is
-// done or the client is gone (a write failed); Close cancels the job's
-// context, which makes the worker stop a tracked request, and counts the
-// request. Reads wait under ctx, a child of the server's base context, so
+// done or the client is gone (a write failed); Close cancels the job, which
+// makes the worker stop a tracked request, and counts the request. Reads wait under ctx, a child of the server's base context, so
 // that a forced shutdown ends a stream whose worker has gone quiet; the
 // peer watch cancels ctx and the job as soon as the client hangs up.
 // A stream that breaks with an error ends the way its framer says: with a
@@ -299,7 +300,7 @@ type streamBody struct {
 	ctx    context.Context
 	stop   context.CancelCauseFunc // ends ctx
 	stream *batching.Stream
-	cancel context.CancelCauseFunc // ends the job's context
+	job    *batching.Job // canceled at Close
 	framer framer
 	watch  *peerWatch
 	model  string
@@ -383,7 +384,7 @@ func (b *streamBody) Close() error {
 	b.closed = true
 	b.watch.stop()
 	cause := context.Cause(b.ctx)
-	b.cancel(cause)
+	b.job.Cancel(cause)
 	b.stop(nil)
 	code := b.code
 	if errors.Is(cause, batching.ErrClientGone) {

@@ -110,7 +110,7 @@ func writeConverse(ctx *fasthttp.RequestCtx, body []byte, sh *shape) error {
 // setStreamHeaders sets the headers of an InvokeEndpointWithResponseStream
 // answer: the event stream's content type, the model's own in
 // X-Amzn-SageMaker-Content-Type, and the variant.
-func setStreamHeaders(h *fasthttp.ResponseHeader, props map[string]string) {
+func setStreamHeaders(h *fasthttp.ResponseHeader, props []batching.Prop) {
 	if ct := propValue(props, "content-type"); ct != "" {
 		h.Set(awsapi.HeaderStreamContentType, ct)
 	}

@@ -86,20 +86,20 @@ func (s *scripted) respond(model string, j *batching.Job) {
 	s.mu.Unlock()
 	switch model {
 	case "fail400":
-		j.Finish(&batching.Response{Code: 400, Props: map[string]string{"content-type": "application/json"},
+		j.Finish(&batching.Response{Code: 400, Props: []batching.Prop{{Key: "content-type", Value: "application/json"}},
 			Body: []byte(`{"code":400,"message":"n=2 is too many","error":"n=2 is too many","param":"n","error_code":"unsupported_value"}`)})
 	case "fail424":
 		j.Finish(&batching.Response{Code: 424, Body: []byte(`{"code":424,"message":"boom","error":"boom"}`)})
 	case "lines":
-		j.Finish(&batching.Response{Code: 200, Props: map[string]string{"content-type": "application/jsonlines"},
+		j.Finish(&batching.Response{Code: 200, Props: []batching.Prop{{Key: "content-type", Value: "application/jsonlines"}},
 			Stream: scriptedStream(string(body))})
 	case "chat":
-		j.Finish(&batching.Response{Code: 200, Props: map[string]string{"content-type": "application/json"},
+		j.Finish(&batching.Response{Code: 200, Props: []batching.Prop{{Key: "content-type", Value: "application/json"}},
 			Body: chatAnswer(body)})
 	default:
-		props := map[string]string{"Content-Type": "text/plain", "X-Model": model}
+		props := []batching.Prop{{Key: "Content-Type", Value: "text/plain"}, {Key: "X-Model", Value: model}}
 		if v := propOf(j.Input.Props, "x-amzn-sagemaker-custom-attributes"); v != "" {
-			props["X-Amzn-SageMaker-Custom-Attributes"] = "echo " + v
+			props = append(props, batching.Prop{Key: "X-Amzn-SageMaker-Custom-Attributes", Value: "echo " + v})
 		}
 		j.Finish(&batching.Response{Code: 200, Props: props, Body: body})
 	}

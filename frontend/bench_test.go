@@ -29,7 +29,7 @@ func benchRequest() *fasthttp.Request {
 // header set, so the benchmarks measure the server rather than the fake.
 func instant(async bool) *fakeModels {
 	f := newFake("m")
-	props := map[string]string{"Content-Type": "application/json"}
+	props := []batching.Prop{{Key: "Content-Type", Value: "application/json"}}
 	answer := func(j *batching.Job) {
 		j.Finish(&batching.Response{Code: 200, Props: props, Body: j.Input.Content[0].Value})
 	}

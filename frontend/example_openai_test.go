@@ -27,7 +27,7 @@ func (spell) Submit(model string, j *batching.Job) error {
 	}
 	st.Push([]byte(`{"token": null, "generated_text": "hey", "finish_reason": "eos"}` + "\n"))
 	st.Close(nil)
-	j.Finish(&batching.Response{Code: 200, Props: map[string]string{"content-type": "application/jsonlines"}, Stream: st})
+	j.Finish(&batching.Response{Code: 200, Props: []batching.Prop{{Key: "content-type", Value: "application/jsonlines"}}, Stream: st})
 	return nil
 }
 

@@ -21,7 +21,7 @@ func (upper) Submit(model string, j *batching.Job) error {
 		return fmt.Errorf("%w: %s", api.ErrModelNotFound, model)
 	}
 	body := strings.ToUpper(string(j.Input.Content[0].Value))
-	j.Finish(&batching.Response{Code: 200, Props: map[string]string{"Content-Type": "text/plain"}, Body: []byte(body)})
+	j.Finish(&batching.Response{Code: 200, Props: []batching.Prop{{Key: "Content-Type", Value: "text/plain"}}, Body: []byte(body)})
 	return nil
 }
 func (upper) Names() []string { return []string{"upper"} }

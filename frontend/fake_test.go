@@ -40,7 +40,7 @@ func newFake(names ...string) *fakeModels {
 func echo(model string, j *batching.Job) {
 	j.Finish(&batching.Response{
 		Code:  200,
-		Props: map[string]string{"Content-Type": "text/plain", "X-Model": model},
+		Props: []batching.Prop{{Key: "Content-Type", Value: "text/plain"}, {Key: "X-Model", Value: model}},
 		Body:  j.Input.Content[0].Value,
 	})
 }

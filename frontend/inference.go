@@ -2,10 +2,8 @@ package frontend
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -51,19 +49,11 @@ func (s *Server) infer(ctx *fasthttp.RequestCtx, r route, a pathArgs, id string)
 	if err != nil {
 		return "", false, err
 	}
-	// The job's context does not hang off s.base: registering every request
-	// with one parent context would serialize them on its lock. A forced
-	// shutdown reaches waiting handlers through s.forced instead.
-	jctx, cancel := context.WithCancelCause(context.Background())
-	job := batching.NewJob(jctx, id, in, now, deadline)
+	job := batching.NewJob(id, in, now, deadline)
 	if err := s.models.Submit(model, job); err != nil {
-		cancel(nil)
 		return knownModel(model, err), false, err
 	}
-	streaming, err = s.await(ctx, job, cancel, &sh)
-	if !streaming {
-		cancel(nil)
-	}
+	streaming, err = s.await(ctx, job, &sh)
 	return model, streaming, err
 }
 
@@ -85,83 +75,15 @@ func knownModel(model string, err error) string {
 	return model
 }
 
-// await waits for the job's answer while watching for the client to hang
-// up, then writes the answer.
-func (s *Server) await(ctx *fasthttp.RequestCtx, job *batching.Job, cancel context.CancelCauseFunc, sh *shape) (bool, error) {
-	if err := s.waitJob(ctx, job, cancel); err != nil {
-		return false, err
+// await waits for the job's answer, then writes it. A client that hangs
+// up meanwhile, or a forced shutdown, answers the job itself (Job.Cancel).
+func (s *Server) await(ctx *fasthttp.RequestCtx, job *batching.Job, sh *shape) (bool, error) {
+	if !job.Answered() {
+		w := s.waits.add(job, ctx.Conn(), ctx.Time())
+		<-job.Done()
+		s.waits.remove(w)
 	}
-	return s.answer(ctx, job, cancel, sh)
-}
-
-// watchDelay is how long a request waits for its answer before the
-// front-end starts watching its connection for a hang-up. Most answers come
-// sooner, and a watch costs a goroutine and three deadline changes on the
-// hot path; a request still waiting after the delay (queued behind others,
-// or on a slow model) is watched, so a client that leaves is noticed before
-// its request reaches a worker.
-const watchDelay = 5 * time.Millisecond
-
-// waitJob returns once the job is answered, or with the reason it never
-// will be for this client: it hung up, or a forced shutdown came first.
-func (s *Server) waitJob(ctx *fasthttp.RequestCtx, job *batching.Job, cancel context.CancelCauseFunc) error {
-	if job.Answered() {
-		return nil
-	}
-	t := getTimer(watchDelay)
-	defer putTimer(t)
-	select {
-	case <-job.Done():
-		return nil
-	case <-job.Context().Done():
-	case <-s.forced:
-		cancel(batching.ErrClosed)
-	case <-t.C:
-		return s.waitWatched(ctx, job, cancel)
-	}
-	return s.settled(job)
-}
-
-// waitWatched waits like waitJob while a watcher looks for the client
-// hanging up.
-func (s *Server) waitWatched(ctx *fasthttp.RequestCtx, job *batching.Job, cancel context.CancelCauseFunc) error {
-	w := watchPeer(ctx.Conn(), cancel)
-	defer w.stop()
-	select {
-	case <-job.Done():
-		return nil
-	case <-job.Context().Done():
-	case <-s.forced:
-		cancel(batching.ErrClosed)
-	}
-	return s.settled(job)
-}
-
-// settled is nil when the job got its answer after all, else why the client
-// will not get it.
-func (s *Server) settled(job *batching.Job) error {
-	if job.Answered() {
-		return nil
-	}
-	return context.Cause(job.Context())
-}
-
-// timers recycles the watch-delay timers of waiting requests.
-var timers sync.Pool
-
-func getTimer(d time.Duration) *time.Timer {
-	if t, ok := timers.Get().(*time.Timer); ok {
-		t.Reset(d)
-		return t
-	}
-	return time.NewTimer(d)
-}
-
-// putTimer stops t and keeps it for reuse; since Go 1.23 a stopped timer's
-// channel holds no stale value.
-func putTimer(t *time.Timer) {
-	t.Stop()
-	timers.Put(t)
+	return s.answer(ctx, job, sh)
 }
 
 // pickModel finds the model a request is for.

@@ -241,10 +241,10 @@ func TestWorkerAnswers(t *testing.T) {
 func TestAnswerHeaders(t *testing.T) {
 	f := newFake("m")
 	f.respond = func(_ string, j *batching.Job) {
-		j.Finish(&batching.Response{Code: 201, Body: []byte("ok"), Props: map[string]string{
-			"Content-Type": "application/jsonlines", "X-Tokens": "12", "Connection": "close",
-			"Transfer-Encoding": "gzip", "Content-Length": "99", "X-Request-Id": "forged",
-			"Bad Name": "x", "X-Split": "a\r\nInjected: yes", "request_tracking_id": "7",
+		j.Finish(&batching.Response{Code: 201, Body: []byte("ok"), Props: []batching.Prop{
+			{Key: "Content-Type", Value: "application/jsonlines"}, {Key: "X-Tokens", Value: "12"}, {Key: "Connection", Value: "close"},
+			{Key: "Transfer-Encoding", Value: "gzip"}, {Key: "Content-Length", Value: "99"}, {Key: "X-Request-Id", Value: "forged"},
+			{Key: "Bad Name", Value: "x"}, {Key: "X-Split", Value: "a\r\nInjected: yes"}, {Key: "request_tracking_id", Value: "7"},
 		}})
 	}
 	ts := startServer(t, f)

@@ -6,6 +6,8 @@ import (
 	"mime"
 	"strconv"
 	"strings"
+
+	"github.com/switchyard/switchyard/batching"
 )
 
 // framer turns the chunks of a worker's streamed answer into the bytes the
@@ -122,18 +124,22 @@ func isJSONLines(contentType string) bool {
 	return false
 }
 
-// propValue returns the value of a worker property whose name equals key
-// ignoring case.
-func propValue(props map[string]string, key string) string {
-	if v, ok := props[key]; ok {
-		return v
-	}
-	for k, v := range props {
-		if strings.EqualFold(k, key) {
-			return v
+// propValue returns the value of the last worker property named key, else
+// of the last whose name equals key ignoring case.
+func propValue(props []batching.Prop, key string) string {
+	folded := -1
+	for i := len(props) - 1; i >= 0; i-- {
+		switch k := props[i].Key; {
+		case k == key:
+			return props[i].Value
+		case folded < 0 && strings.EqualFold(k, key):
+			folded = i
 		}
 	}
-	return ""
+	if folded < 0 {
+		return ""
+	}
+	return props[folded].Value
 }
 
 const contentTypeSSE = "text/event-stream"

@@ -25,9 +25,9 @@ func streaming(f *fakeModels, contentType string, closeErr error, chunks ...stri
 			st.Push([]byte(c))
 		}
 		st.Close(closeErr)
-		props := map[string]string{"X-Switchyard-Warning": "w"}
+		props := []batching.Prop{{Key: "X-Switchyard-Warning", Value: "w"}}
 		if contentType != "" {
-			props["content-type"] = contentType
+			props = append(props, batching.Prop{Key: "content-type", Value: contentType})
 		}
 		j.Finish(&batching.Response{Code: 200, Props: props, Stream: st})
 	}
@@ -155,7 +155,7 @@ func TestClientGoneMidStream(t *testing.T) {
 	j := heldJob(t, f)
 	st := batching.NewStream()
 	st.Push([]byte(tokenLine(1, "a")))
-	j.Finish(&batching.Response{Code: 200, Props: map[string]string{"Content-Type": jsonLines}, Stream: st})
+	j.Finish(&batching.Response{Code: 200, Props: []batching.Prop{{Key: "Content-Type", Value: jsonLines}}, Stream: st})
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
 		t.Fatalf("headers: %v", err)

@@ -3,15 +3,25 @@ package frontend
 import (
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// metrics are the front-end's collectors on the shared registry.
+// metrics are the front-end's collectors on the shared registry. Each
+// model's children of the two vectors are kept, so that counting a request
+// takes no label lookup in them.
 type metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	models   sync.Map // model name → *modelSeries
+}
+
+// modelSeries are one model's children of the vectors.
+type modelSeries struct {
+	duration prometheus.Observer
+	codes    sync.Map // status code (int) → prometheus.Counter
 }
 
 // durationBuckets run from 5 ms to 5 min: generative requests are long.
@@ -39,12 +49,27 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 
 // observe counts one finished inference request.
 func (m *metrics) observe(model string, code int, d time.Duration) {
-	m.requests.WithLabelValues(model, codeLabel(code)).Inc()
-	m.duration.WithLabelValues(model).Observe(d.Seconds())
+	ms := m.series(model)
+	ms.duration.Observe(d.Seconds())
+	c, ok := ms.codes.Load(code)
+	if !ok {
+		c, _ = ms.codes.LoadOrStore(code, m.requests.WithLabelValues(model, codeLabel(code)))
+	}
+	c.(prometheus.Counter).Inc()
+}
+
+// series returns model's children, made on its first request.
+func (m *metrics) series(model string) *modelSeries {
+	if ms, ok := m.models.Load(model); ok {
+		return ms.(*modelSeries)
+	}
+	ms, _ := m.models.LoadOrStore(model, &modelSeries{duration: m.duration.WithLabelValues(model)})
+	return ms.(*modelSeries)
 }
 
 // forget drops every series of a model that went away.
 func (m *metrics) forget(model string) {
+	m.models.Delete(model)
 	l := prometheus.Labels{"model": model}
 	m.requests.DeletePartialMatch(l)
 	m.duration.DeletePartialMatch(l)

@@ -89,8 +89,8 @@ func TestChatCompletion(t *testing.T) {
 		`"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],` +
 		`"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`
 	f.respond = func(_ string, j *batching.Job) {
-		j.Finish(&batching.Response{Code: 200, Body: []byte(completion), Props: map[string]string{
-			"content-type": "application/json", "x-switchyard-warning": "max_new_tokens is ignored in a chat request; use max_tokens",
+		j.Finish(&batching.Response{Code: 200, Body: []byte(completion), Props: []batching.Prop{
+			{Key: "content-type", Value: "application/json"}, {Key: "x-switchyard-warning", Value: "max_new_tokens is ignored in a chat request; use max_tokens"},
 		}})
 	}
 	ts := startServer(t, f)

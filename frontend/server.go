@@ -41,11 +41,10 @@ type Server struct {
 	listeners []*listener
 	failed    chan error
 
-	stopOnce  sync.Once
-	stopping  chan struct{}
-	drained   chan struct{}
-	forceOnce sync.Once
-	forced    chan struct{} // closed when a shutdown stops waiting
+	stopOnce sync.Once
+	stopping chan struct{}
+	drained  chan struct{}
+	waits    waitList // requests waiting for their answers; a forced shutdown answers them
 }
 
 type serverState uint8
@@ -74,7 +73,7 @@ func New(cfg Config, models Models) (*Server, error) {
 	s := &Server{
 		cfg: cfg, models: models, log: cfg.Logger, met: met, ids: newIDSource(), reclaim: newReclaimer(), started: time.Now(),
 		token:    newToken(cfg.ManagementToken, cfg.MetricsRequireToken),
-		stopping: make(chan struct{}), drained: make(chan struct{}), forced: make(chan struct{}),
+		stopping: make(chan struct{}), drained: make(chan struct{}), waits: waitList{delay: watchDelay},
 	}
 	s.metrics = fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}))
 	s.base, s.cancel = context.WithCancelCause(context.Background())
@@ -208,7 +207,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 	}
-	s.forceOnce.Do(func() { close(s.forced) })
+	s.waits.cancelAll(batching.ErrClosed)
 	s.cancel(batching.ErrClosed)
 	s.conns.closeAll()
 	s.closeBridges()
@@ -246,6 +245,7 @@ func (s *Server) drain(lns []*listener) {
 		wg.Go(l.shutdown)
 	}
 	wg.Wait()
+	s.waits.stop()
 	s.reclaim.stop()
 	s.cancel(batching.ErrClosed)
 }

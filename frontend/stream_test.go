@@ -59,7 +59,7 @@ func TestStreamingFirstChunkFirst(t *testing.T) {
 	conn := rawRequest(t, ts.InferenceAddr(), postInvocations)
 	j := heldJob(t, f)
 	st := batching.NewStream()
-	j.Finish(&batching.Response{Code: 200, Props: map[string]string{"Content-Type": "application/jsonlines"}, Stream: st})
+	j.Finish(&batching.Response{Code: 200, Props: []batching.Prop{{Key: "Content-Type", Value: "application/jsonlines"}}, Stream: st})
 	st.Push([]byte("{\"token\":\"a\"}\n"))
 
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)

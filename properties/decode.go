@@ -72,6 +72,14 @@ func boolField(key string, p *bool) field {
 // optBoolField is a bool field that stays nil unless the key is set.
 func optBoolField(key string, p **bool) field { return optField(key, p, parseBool, strconv.FormatBool) }
 
+// flagField is a boolField that is written back (and so passed to the
+// worker) only when true: a switchyard key DJL's workers never saw.
+func flagField(key string, p *bool) field {
+	f := boolField(key, p)
+	f.get = func() (string, bool) { return "true", *p }
+	return f
+}
+
 // secretField is a string field whose value is never written back.
 func secretField(key string, p *Secret) field {
 	return field{

@@ -47,6 +47,11 @@ type Model struct {
 	MaxIdleTime   time.Duration // max_idle_time, in s in the file
 	JobQueueSize  int           // job_queue_size
 
+	// AdaptiveBatching is adaptive_batching (switchyard's key, default
+	// false): a batch leaves as soon as the worker is idle instead of
+	// waiting out max_batch_delay, so a lone request is not held back.
+	AdaptiveBatching bool
+
 	// Worker counts: minWorkers, maxWorkers, gpu.*, cpu.*; nil when not set.
 	MinWorkers, MaxWorkers       *int
 	GPUMinWorkers, GPUMaxWorkers *int
@@ -166,6 +171,7 @@ func (m *Model) fields() []field {
 		durationField("max_batch_delay", &m.MaxBatchDelay, time.Millisecond),
 		durationField("max_idle_time", &m.MaxIdleTime, time.Second),
 		intField("job_queue_size", &m.JobQueueSize),
+		flagField("adaptive_batching", &m.AdaptiveBatching),
 		optIntField("minWorkers", &m.MinWorkers),
 		optIntField("maxWorkers", &m.MaxWorkers),
 		optIntField("gpu.minWorkers", &m.GPUMinWorkers),

@@ -271,3 +271,40 @@ func TestWorkerPropsPrecedence(t *testing.T) {
 		t.Errorf("minWorkers sent although unset: %v", got)
 	}
 }
+
+// TestAdaptiveBatching reads adaptive_batching: false unless set, a boolean,
+// and passed to the worker only when true.
+func TestAdaptiveBatching(t *testing.T) {
+	tests := []struct {
+		text    string
+		want    bool
+		wantErr bool
+	}{
+		{text: "batch_size=8\n", want: false},
+		{text: "adaptive_batching=true\n", want: true},
+		{text: "adaptive_batching=TRUE\n", want: true},
+		{text: "adaptive_batching=false\n", want: false},
+		{text: "adaptive_batching=sometimes\n", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(strings.TrimSpace(tt.text), func(t *testing.T) {
+			m, err := LoadModel(modelDirWith(t, tt.text), nil, nil)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("LoadModel = %v, want error %v", err, tt.wantErr)
+			}
+			if err != nil {
+				if !strings.Contains(err.Error(), "adaptive_batching") {
+					t.Errorf("error %q does not name the key", err)
+				}
+				return
+			}
+			sent := false
+			for _, p := range m.WorkerProps() {
+				sent = sent || p == Prop{Key: "adaptive_batching", Value: "true"}
+			}
+			if m.AdaptiveBatching != tt.want || sent != tt.want {
+				t.Errorf("AdaptiveBatching = %v, passed to the worker %v; want %v", m.AdaptiveBatching, sent, tt.want)
+			}
+		})
+	}
+}

@@ -2,9 +2,12 @@ package worker
 
 // The in-memory fake worker process the registry's lifecycle tests run on.
 // It keeps Runner's contract as package process keeps it (every request
-// answered exactly once; a dead worker fails what it holds and refuses the
-// rest as not sent; the predict timeout kills a worker that holds an
-// untracked request and only cancels a tracked one), with no I/O at all,
+// answered exactly once; batches pipelined: Dispatch returns at once and
+// the worker plays the batches in the order they came, each one's predict
+// timeout counted from when it reaches the head of the line; a dead worker
+// fails what it runs and the batches behind it as not sent, and refuses
+// the rest as not sent; the predict timeout kills a worker that runs an
+// untracked batch and only cancels a tracked request), with no I/O at all,
 // so that the tests run under testing/synctest in virtual time.
 
 import (
@@ -30,16 +33,16 @@ type fakeRunner struct {
 	started  time.Time
 	init     []batching.Prop
 	exited   chan struct{}
-	slot     chan struct{}  // held by the untracked request in flight
 	ops      sync.WaitGroup // requests being played
 
-	mu      sync.Mutex
-	err     *process.ExitError
-	busy    int
-	idle    chan struct{} // closed while busy is 0
-	tracked map[string]bool
-	served  int       // requests answered with a reply
-	last    time.Time // when the last of them was answered
+	mu       sync.Mutex
+	err      *process.ExitError
+	lastDone chan struct{} // closed when the last batch dispatched has ended: the next one's turn
+	tracked  map[string]bool
+	served   int       // requests answered with a reply
+	last     time.Time // when the last of them was answered
+	maxLine  int       // the most untracked batches the worker held at once
+	line     int       // untracked batches it holds now
 }
 
 func newFakeRunner(spec process.Spec, pid int, rolling string) *fakeRunner {
@@ -51,14 +54,13 @@ func newFakeRunner(spec process.Spec, pid int, rolling string) *fakeRunner {
 			}
 		}
 	}
-	r := &fakeRunner{spec: spec, pid: pid, started: time.Now(), exited: make(chan struct{}), slot: make(chan struct{}, 1),
-		idle: make(chan struct{}), tracked: map[string]bool{}, init: []batching.Prop{{Key: "rolling_batch", Value: rolling}}}
+	r := &fakeRunner{spec: spec, pid: pid, started: time.Now(), exited: make(chan struct{}),
+		tracked: map[string]bool{}, init: []batching.Prop{{Key: "rolling_batch", Value: rolling}}}
 	for _, p := range spec.InitProps { // option.declare_<key>=<value>: what a handler declares, as the probe model does
 		if key, ok := strings.CutPrefix(p.Key, "declare_"); ok {
 			r.init = append(r.init, batching.Prop{Key: key, Value: p.Value})
 		}
 	}
-	close(r.idle)
 	return r
 }
 
@@ -140,19 +142,6 @@ func (r *fakeRunner) Stop(context.Context) error {
 	return nil
 }
 
-// WaitIdle blocks until nothing is outstanding on the worker.
-func (r *fakeRunner) WaitIdle(ctx context.Context) error {
-	r.mu.Lock()
-	idle := r.idle
-	r.mu.Unlock()
-	select {
-	case <-idle:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // begin counts a request in, unless the worker is dead.
 func (r *fakeRunner) begin() error {
 	r.mu.Lock()
@@ -160,23 +149,18 @@ func (r *fakeRunner) begin() error {
 	if r.err != nil {
 		return fmt.Errorf("%w: %w", process.ErrNotSent, r.err)
 	}
-	if r.busy == 0 {
-		r.idle = make(chan struct{})
-	}
-	r.busy++
 	r.ops.Add(1)
 	return nil
 }
 
 // end counts a request out.
-func (r *fakeRunner) end() {
+func (r *fakeRunner) end() { r.ops.Done() }
+
+// maxHeld returns the most untracked batches the worker held at once.
+func (r *fakeRunner) maxHeld() int {
 	r.mu.Lock()
-	r.busy--
-	if r.busy == 0 {
-		close(r.idle)
-	}
-	r.mu.Unlock()
-	r.ops.Done()
+	defer r.mu.Unlock()
+	return r.maxLine
 }
 
 // fakeAct is what a request asks the fake worker to do, from its
@@ -221,7 +205,7 @@ func props(in *batching.Input) map[string]string {
 // reply is the fake's answer to one request: its body back, with the
 // worker's pid as x-pid.
 func (r *fakeRunner) reply(in *batching.Input, a fakeAct) *batching.Response {
-	resp := &batching.Response{Code: 200, Message: "OK", Props: map[string]string{"x-pid": strconv.Itoa(r.pid)}}
+	resp := &batching.Response{Code: 200, Message: "OK", Props: []batching.Prop{{Key: "x-pid", Value: strconv.Itoa(r.pid)}}}
 	if a.action == "fail" {
 		resp.Code, resp.Message = a.code, fmt.Sprintf("fake: failed with %d", a.code)
 	}
@@ -231,52 +215,101 @@ func (r *fakeRunner) reply(in *batching.Input, a fakeAct) *batching.Response {
 	return resp
 }
 
-// Dispatch plays one untracked request or batch.
-func (r *fakeRunner) Dispatch(ctx context.Context, ins []*batching.Input, answer func(int, *batching.Response, error)) error {
-	err := r.dispatch(ctx, ins)
+// Dispatch takes one untracked request or batch into the worker's line
+// and returns; a goroutine plays it when its turn comes. As with a real
+// worker, once a batch is sent only its reply or the worker's death ends
+// it: ctx is looked at before.
+func (r *fakeRunner) Dispatch(ctx context.Context, ins []*batching.Input, answer func(int, *batching.Response, error), done func(error)) error {
+	err := ctx.Err()
+	var turn <-chan struct{}
+	var ended chan struct{}
+	if err == nil {
+		turn, ended, err = r.enqueue()
+	}
 	if err != nil {
 		for i := range ins {
 			answer(i, nil, err)
 		}
+		done(err)
 		return err
 	}
-	a := actOf(ins)
-	r.world.noteAnswers(ins)
-	for i, in := range ins {
-		answer(i, r.reply(in, a), nil)
-	}
-	r.count(len(ins))
+	go func() {
+		defer r.end()
+		defer close(ended)
+		err := r.playBatch(turn, ins)
+		if err == nil {
+			r.world.noteAnswers(ins)
+		}
+		for i, in := range ins {
+			if err != nil {
+				answer(i, nil, err)
+			} else {
+				answer(i, r.reply(in, actOf(ins)), nil)
+			}
+		}
+		if err == nil {
+			r.count(len(ins))
+		}
+		r.leaveLine()
+		done(err)
+	}()
 	return nil
 }
 
-// dispatch holds the untracked slot while the request plays and returns
-// the error that answers it, if any.
-func (r *fakeRunner) dispatch(ctx context.Context, ins []*batching.Input) error {
-	select {
-	case r.slot <- struct{}{}:
-	case <-r.exited:
-		return fmt.Errorf("%w: %w", process.ErrNotSent, r.Err())
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-r.slot }()
-	if err := r.begin(); err != nil {
-		return err
-	}
-	defer r.end()
+// enqueue puts a batch at the end of the line: it returns the channel that
+// is closed when the batch before it has ended, and the one this batch
+// closes when it ends. A worker whose write breaks (its model's world is
+// "lost") dies then, and the batch was not sent.
+func (r *fakeRunner) enqueue() (turn <-chan struct{}, ended chan struct{}, err error) {
 	if r.world.lost(r.spec.Model) {
 		r.exit("signal: killed", "write failed: broken pipe")
-		return fmt.Errorf("%w: %w", process.ErrNotSent, r.Err())
+	}
+	if err := r.begin(); err != nil {
+		return nil, nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	prev := r.lastDone
+	if prev == nil {
+		prev = closedChan
+	}
+	ended = make(chan struct{})
+	r.lastDone = ended
+	r.line++
+	r.maxLine = max(r.maxLine, r.line)
+	return prev, ended, nil
+}
+
+func (r *fakeRunner) leaveLine() {
+	r.mu.Lock()
+	r.line--
+	r.mu.Unlock()
+}
+
+// closedChan is a turn that has come.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// playBatch waits for the batch's turn, then plays it and returns the
+// error that answers it, if any. A batch whose turn never came because the
+// worker died was not started: it fails as not sent. A crash comes after
+// the batch's seconds.
+func (r *fakeRunner) playBatch(turn <-chan struct{}, ins []*batching.Input) error {
+	select {
+	case <-turn:
+	case <-r.exited:
+	}
+	if err := r.Err(); err != nil {
+		return fmt.Errorf("%w: %w", process.ErrNotSent, err)
 	}
 	a := actOf(ins)
-	switch a.action {
-	case "crash":
-		r.exit("exit status 3", "")
-		return r.Err()
-	case "hang":
+	if a.action == "hang" {
 		a.took = -1
 	}
-	return r.play(ctx, a.took, true)
+	if err := r.play(context.Background(), a.took, true); err != nil || a.action != "crash" {
+		return err
+	}
+	r.exit("exit status 3", "")
+	return r.Err()
 }
 
 // play lets a request run for took (forever when negative), within the
@@ -372,7 +405,7 @@ func (r *fakeRunner) playTracked(ctx context.Context, in *batching.Input, answer
 // stream answers with a stream that carries one token a second.
 func (r *fakeRunner) stream(ctx context.Context, tokens []string, answer func(*batching.Response, error)) {
 	st := batching.NewStream()
-	answer(&batching.Response{Code: 200, Stream: st, Props: map[string]string{"x-pid": strconv.Itoa(r.pid)}}, nil)
+	answer(&batching.Response{Code: 200, Stream: st, Props: []batching.Prop{{Key: "x-pid", Value: strconv.Itoa(r.pid)}}}, nil)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for _, tok := range tokens {

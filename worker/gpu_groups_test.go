@@ -98,7 +98,7 @@ func TestGPUWorkerEnvironment(t *testing.T) {
 		if _, err := registerSync(t, reg, "one"); err != nil {
 			t.Fatal(err)
 		}
-		j := batching.NewJob(context.Background(), "r1", batching.Input{Content: []batching.Item{{Key: "data", Value: []byte("x")}}}, time.Now(), time.Time{})
+		j := batching.NewJob("r1", batching.Input{Content: []batching.Item{{Key: "data", Value: []byte("x")}}}, time.Now(), time.Time{})
 		if err := reg.Submit("one", j); err != nil {
 			t.Fatal(err)
 		}
@@ -143,7 +143,7 @@ func TestGPUPlacementPicksRoom(t *testing.T) {
 		if _, err := registerSync(t, reg, "lazy"); err != nil {
 			t.Fatal(err)
 		}
-		j := batching.NewJob(context.Background(), "r1", batching.Input{Content: []batching.Item{{Key: "data", Value: []byte("x")}}}, time.Now(), time.Time{})
+		j := batching.NewJob("r1", batching.Input{Content: []batching.Item{{Key: "data", Value: []byte("x")}}}, time.Now(), time.Time{})
 		if err := reg.Submit("lazy", j); err != nil {
 			t.Fatal(err)
 		}

@@ -35,21 +35,35 @@ func untilExit(parent context.Context, p Runner) (context.Context, context.Cance
 	return ctx, cancel
 }
 
-// serveBatches is the dynamic-batching loop: take a batch, send it, answer it.
+// serveBatches is the dynamic-batching loop: take a batch, send it, and
+// take the next while the worker runs it. Up to pipelineDepth batches are
+// on the worker at once; the reply reader answers them. Before it returns
+// it waits until every batch it sent has ended on the worker (a worker
+// that died has ended them all), unless a forced shutdown cuts them off.
 func (w *run) serveBatches(ctx context.Context, p Runner) exit {
-	cfg := w.m.cfg
-	for {
-		jobs, err := w.next(ctx, cfg.BatchSize, cfg.MaxBatchDelay)
+	pl := newPipeline(w)
+	rule := w.batchRule(p, pl)
+	for pl.waitRoom(ctx) {
+		jobs, err := w.next(ctx, rule)
 		if err != nil {
-			return w.why(p, nil)
+			break
 		}
-		w.busy()
-		w.m.took(len(jobs))
-		perr := w.dispatch(p, jobs)
-		w.idle()
-		if perr != nil || processExited(p) {
-			return w.why(p, perr)
-		}
+		w.send(p, pl, jobs, false)
+	}
+	pl.close(w.env.forced)
+	return w.why(p, pl.err())
+}
+
+// batchRule is how the worker's batches are collected: the model's batch
+// size and delay, adaptive batching when the model asks for it, and the
+// worker's pipeline state; a job that would leave alone and at once is
+// sent from the goroutine that submits it (batching.Rule.Direct).
+func (w *run) batchRule(p Runner, pl *pipeline) batching.Rule {
+	cfg := w.m.cfg
+	return batching.Rule{
+		Limit: cfg.BatchSize, Delay: cfg.MaxBatchDelay, Adaptive: cfg.AdaptiveBatching,
+		Idle: pl.idle, Changed: pl.changed,
+		Direct: func(j *batching.Job) bool { return w.send(p, pl, []*batching.Job{j}, true) },
 	}
 }
 
@@ -58,32 +72,52 @@ func (w *run) serveBatches(ctx context.Context, p Runner) exit {
 var errRetune = errors.New("worker: kind changed")
 
 // next takes the next batch. A temporary worker gives up after max_idle_time
-// without work.
-func (w *run) next(ctx context.Context, limit int, delay time.Duration) ([]*batching.Job, error) {
+// without work: its wait began while a batch it holds may still run, so a
+// wait that ends while the worker is busy, or less than max_idle_time after
+// its last batch ended, starts again.
+func (w *run) next(ctx context.Context, r batching.Rule) ([]*batching.Job, error) {
 	for {
 		wctx, cancel := w.waitContext(ctx)
-		jobs, err := w.m.currentQueue().Next(wctx, limit, delay)
+		jobs, err := w.m.currentQueue().Collect(wctx, r)
 		cancel(nil)
-		if err == nil || ctx.Err() != nil || !errors.Is(context.Cause(wctx), errRetune) {
+		switch {
+		case err == nil || ctx.Err() != nil:
+			return jobs, err
+		case errors.Is(context.Cause(wctx), errRetune):
+		case errors.Is(err, context.DeadlineExceeded) && w.activeWithin(w.m.cfg.MaxIdleTime):
+		default:
 			return jobs, err
 		}
 	}
 }
 
+// activeWithin reports whether the worker is busy or was within d.
+func (w *run) activeWithin(d time.Duration) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.state == workerBusy || time.Since(w.lastActive) < d
+}
+
 // waitContext returns the context of one wait for work: it ends with ctx,
 // when the worker's kind changes, and for a temporary worker max_idle_time
-// after its last work.
+// after its last work. A permanent worker's is made once and kept for its
+// later waits, until its kind changes; the cancel function returned for it
+// does nothing.
 func (w *run) waitContext(ctx context.Context) (context.Context, context.CancelCauseFunc) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	wctx, cancel := context.WithCancelCause(ctx)
 	if w.temporary {
-		var stop context.CancelFunc
-		wctx, stop = context.WithDeadline(wctx, w.lastActive.Add(w.m.cfg.MaxIdleTime))
+		wctx, cancel := context.WithCancelCause(ctx)
+		wctx, stop := context.WithDeadline(wctx, w.lastActive.Add(w.m.cfg.MaxIdleTime))
 		cancel = both(cancel, stop)
+		w.retune, w.waitCtx = cancel, nil
+		return wctx, cancel
 	}
-	w.retune = cancel
-	return wctx, cancel
+	if w.waitCtx == nil || w.waitParent != ctx || w.waitCtx.Err() != nil {
+		w.waitParent = ctx
+		w.waitCtx, w.retune = context.WithCancelCause(ctx)
+	}
+	return w.waitCtx, func(error) {}
 }
 
 // both returns a cancel function that calls cause and then stop.
@@ -111,32 +145,38 @@ func processExited(p Runner) bool {
 	}
 }
 
-// dispatch sends one batch and answers every job in it, from the goroutine
-// that reads the worker's replies. It returns the worker-level error, if
-// any; a request the worker could not be sent (400) leaves the worker fine.
-// A streamed answer keeps the worker until the stream ends.
-func (w *run) dispatch(p Runner, jobs []*batching.Job) error {
+// send sends one batch (Runner.Dispatch) and answers every job in it from
+// the goroutine that reads the worker's replies: a job the worker could
+// not be given goes back to the queue. The batch is counted in pl until it
+// has ended on the worker (a streamed answer keeps it until the stream
+// ends). With onlyIdle (a direct send) it sends only to an idle worker,
+// and reports whether it did: the serve loop waits for room before it
+// collects, and a direct send comes only while it collects, so the worker
+// never holds more than pipelineDepth batches.
+func (w *run) send(p Runner, pl *pipeline, jobs []*batching.Job, onlyIdle bool) bool {
+	pl.sendMu.Lock()
+	defer pl.sendMu.Unlock()
+	b, ok := pl.push(jobs, onlyIdle)
+	if !ok {
+		return false
+	}
+	w.m.took(len(jobs))
 	m := w.m
-	w.env.metrics.dispatched(m.name, jobs)
-	ctx := w.env.forced // a stop lets the batch finish; only a forced shutdown cuts it
+	w.env.series.dispatched(jobs, time.Now())
 	ins := make([]*batching.Input, len(jobs))
 	for i, j := range jobs {
 		ins[i] = &j.Input
 	}
-	err := p.Dispatch(ctx, ins, func(i int, resp *batching.Response, err error) {
+	// A stop lets the batch finish; only a forced shutdown cuts it. Errors
+	// come to the answers and to pl.
+	_ = p.Dispatch(w.env.forced, ins, func(i int, resp *batching.Response, err error) {
 		if err != nil {
 			m.retryOrFail(jobs[i], err)
 			return
 		}
 		jobs[i].Finish(resp)
-	})
-	switch {
-	case errors.Is(err, api.ErrBadRequest):
-		return nil
-	case err != nil:
-		return m.cutOff(err)
-	}
-	return p.WaitIdle(ctx)
+	}, b.ended)
+	return true
 }
 
 func (w *run) busy() {
@@ -167,7 +207,7 @@ func (w *run) serveRolling(ctx context.Context, p Runner) exit {
 		if !acquire(ctx, slots) {
 			return w.why(p, nil)
 		}
-		jobs, err := w.next(ctx, 1+cap(slots)-len(slots), 0)
+		jobs, err := w.next(ctx, batching.Rule{Limit: 1 + cap(slots) - len(slots)})
 		if err != nil {
 			<-slots
 			return w.why(p, nil)
@@ -175,7 +215,7 @@ func (w *run) serveRolling(ctx context.Context, p Runner) exit {
 		for range len(jobs) - 1 {
 			slots <- struct{}{} // next never takes more than are free
 		}
-		w.env.metrics.dispatched(m.name, jobs)
+		w.env.series.dispatched(jobs, time.Now())
 		w.busy()
 		m.took(len(jobs))
 		inFlight.Add(int32(len(jobs)))

@@ -29,7 +29,7 @@ func waitNext(w *run) <-chan nextResult {
 	out := make(chan nextResult, 1)
 	began := time.Now()
 	go func() {
-		jobs, err := w.next(context.Background(), 1, 0)
+		jobs, err := w.next(context.Background(), batching.Rule{Limit: 1})
 		out <- nextResult{jobs, err, time.Since(began)}
 	}()
 	return out
@@ -82,7 +82,7 @@ func checkNext(t *testing.T, w *run, res <-chan nextResult, wantIdle time.Durati
 		t.Fatalf("next returned %v without work", r.err)
 	default:
 	}
-	j := batching.NewJob(context.Background(), "work", batching.Input{}, time.Now(), time.Time{})
+	j := batching.NewJob("work", batching.Input{}, time.Now(), time.Time{})
 	if err := w.g.m.queue.Push(j); err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,8 @@ type run struct {
 	admitted   bool                    // it holds room: the residency admitted it, until it leaves
 	idleOut    bool                    // it left because it had no work (a temporary worker's max_idle_time)
 	retune     context.CancelCauseFunc // ends the wait for the next batch, to apply a new kind
+	waitCtx    context.Context         // a permanent worker's wait for work, kept between batches
+	waitParent context.Context         // the serving context waitCtx hangs off
 }
 
 // slotEnv is what a worker slot needs of the registry, handed to it when
@@ -50,6 +52,7 @@ type slotEnv struct {
 	forced     context.Context                                      // done once a forced shutdown cuts off what runs
 	stopGrace  time.Duration                                        // a retired process's time between SIGTERM and SIGKILL
 	metrics    *metrics                                             //
+	series     modelSeries                                          // the model's dispatch metrics
 	lockDevice func(ctx context.Context) (unlock func(), err error) // the start lock of the group's device
 	place      func() (unit string, err error)                      // memory check and GPU or MIG device, under that lock
 	start      func(ctx context.Context, unit string) (Runner, error)
@@ -65,6 +68,7 @@ func (r *Registry) slotEnv(g *group, id int) slotEnv {
 		stopGrace:  r.stopGrace(),
 		metrics:    r.metrics,
 		admit:      r.res.admit,
+		series:     r.metrics.forModel(m.name),
 		lockDevice: func(ctx context.Context) (func(), error) { return r.lockDevice(ctx, g) },
 		place:      func() (string, error) { return r.placeWorker(g) },
 		start: func(ctx context.Context, unit string) (Runner, error) {

@@ -46,7 +46,7 @@ func ExampleRegistry() {
 		return
 	}
 	in := batching.Input{Content: []batching.Item{{Key: "data", Value: []byte("hello")}}}
-	job := batching.NewJob(ctx, "req-1", in, time.Now(), time.Time{})
+	job := batching.NewJob("req-1", in, time.Now(), time.Time{})
 	if err := reg.Submit("echo", job); err != nil {
 		fmt.Println(err)
 		return

@@ -137,7 +137,7 @@ func newJob(body string, kv ...string) *batching.Job {
 	for i := 0; i+1 < len(kv); i += 2 {
 		in.Props = append(in.Props, batching.Prop{Key: kv[i], Value: kv[i+1]})
 	}
-	return batching.NewJob(context.Background(), body, in, time.Now(), time.Time{})
+	return batching.NewJob(body, in, time.Now(), time.Time{})
 }
 
 // submit queues j for model and fails the test when it is refused.
@@ -171,7 +171,7 @@ func await(t *testing.T, j *batching.Job) (*batching.Response, error) {
 // pidOf returns the worker pid a probe answer names.
 func pidOf(t *testing.T, resp *batching.Response) int {
 	t.Helper()
-	pid, err := strconv.Atoi(resp.Props["x-pid"])
+	pid, err := strconv.Atoi(propOf(resp, "x-pid"))
 	if err != nil {
 		t.Fatalf("answer without x-pid: %+v", resp)
 	}
@@ -247,4 +247,10 @@ func errText(err error) string {
 		return "<nil>"
 	}
 	return fmt.Sprintf("%q", err.Error())
+}
+
+// propOf returns the value of r's last property named key, or "".
+func propOf(r *batching.Response, key string) string {
+	v, _ := r.Prop(key)
+	return v
 }

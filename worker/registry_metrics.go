@@ -68,14 +68,23 @@ func newMetrics(r *Registry, reg prometheus.Registerer) (*metrics, error) {
 	return m, nil
 }
 
-// dispatched records a batch leaving the queue.
-func (m *metrics) dispatched(model string, jobs []*batching.Job) {
-	now := time.Now()
-	h := m.queueWait.WithLabelValues(model)
+// modelSeries are one model's children of the dispatch histograms, looked
+// up once per worker slot instead of once per batch.
+type modelSeries struct {
+	queueWait, batchSize prometheus.Observer
+}
+
+// forModel returns model's dispatch series.
+func (m *metrics) forModel(model string) modelSeries {
+	return modelSeries{queueWait: m.queueWait.WithLabelValues(model), batchSize: m.batchSize.WithLabelValues(model)}
+}
+
+// dispatched records a batch leaving the queue at now.
+func (s modelSeries) dispatched(jobs []*batching.Job, now time.Time) {
 	for _, j := range jobs {
-		h.Observe(now.Sub(j.Created()).Seconds())
+		s.queueWait.Observe(now.Sub(j.Created()).Seconds())
 	}
-	m.batchSize.WithLabelValues(model).Observe(float64(len(jobs)))
+	s.batchSize.Observe(float64(len(jobs)))
 }
 
 // restarted counts a worker restart.

@@ -15,20 +15,20 @@ import (
 // virtual time.
 type Runner interface {
 	// Dispatch sends one request, or several as one dynamic batch, and
-	// calls answer exactly once for each (see process.Process.Dispatch).
-	// An error wrapping process.ErrNotSent means the requests never reached
-	// the worker; one wrapping api.ErrPredictTimeout means the worker was
-	// killed at its predict timeout.
-	Dispatch(ctx context.Context, ins []*batching.Input, answer func(i int, resp *batching.Response, err error)) error
+	// returns once it is sent, so that the next batch may follow while the
+	// worker runs this one (see process.Process.Dispatch). It calls answer
+	// exactly once for each request, then done once the batch has ended on
+	// the worker. An answer error wrapping process.ErrNotSent means the
+	// request never reached the worker, or the worker never started it; a
+	// done error wrapping api.ErrPredictTimeout means the worker was killed
+	// at its predict timeout while it ran this batch.
+	Dispatch(ctx context.Context, ins []*batching.Input, answer func(i int, resp *batching.Response, err error), done func(error)) error
 	// Track sends one rolling-batch request tagged with id and calls answer
 	// exactly once, with the reply's first frame or the error that kept it
 	// from one, then done once the request has ended on the worker (see
 	// process.Process.Track). An error wrapping process.ErrNotSent means
 	// the request never reached the worker.
 	Track(ctx context.Context, id string, in *batching.Input, answer func(*batching.Response, error), done func())
-	// WaitIdle blocks until the worker can take the next request: nothing
-	// is outstanding on it (a stream still being read counts).
-	WaitIdle(ctx context.Context) error
 	// Done is closed once the process has exited; Err then says why.
 	Done() <-chan struct{}
 	Err() error

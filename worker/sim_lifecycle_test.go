@@ -276,26 +276,30 @@ func TestSimPredictTimeout(t *testing.T) {
 }
 
 // TestSimQueueDeadline queues a job with a short deadline behind a busy
-// worker: it expires in the queue and never reaches the worker.
+// worker (one batch running, the next held behind it): it expires in the
+// queue and never reaches the worker.
 func TestSimQueueDeadline(t *testing.T) {
 	simTest(t, func(t *testing.T, r *testRegistry, w *fakeWorld) {
 		r.model(t, "busy", "minWorkers=1", "maxWorkers=1")
 		r.mustRegister(t, "busy")
 		long := r.submit(t, "busy", newJob("long", "action", "sleep", "seconds", "3"))
+		held := r.submit(t, "busy", newJob("held"))
 		settle()
 		in := batching.Input{Content: []batching.Item{{Key: "data", Value: []byte("late")}}}
-		late := batching.NewJob(context.Background(), "late", in, time.Now(), time.Now().Add(200*time.Millisecond))
+		late := batching.NewJob("late", in, time.Now(), time.Now().Add(200*time.Millisecond))
 		if _, err := r.call(t, "busy", late); !errors.Is(err, batching.ErrExpired) {
 			t.Fatalf("late job error = %s, want ErrExpired", errText(err))
 		}
 		if long.Answered() {
 			t.Fatal("the long job ended before the late one expired")
 		}
-		if _, err := await(t, long); err != nil {
-			t.Fatal(err)
+		for _, j := range []*batching.Job{long, held} {
+			if _, err := await(t, j); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if n := w.live("busy")[0].servedCount(); n != 1 {
-			t.Errorf("the worker served %d requests, want 1", n)
+		if n := w.live("busy")[0].servedCount(); n != 2 {
+			t.Errorf("the worker served %d requests, want 2", n)
 		}
 	})
 }

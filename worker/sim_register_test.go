@@ -235,7 +235,9 @@ func TestSimMetrics(t *testing.T) {
 			r.submit(t, "m", newJob("held", "action", "sleep", "seconds", "10"))
 		}
 		settle()
-		for _, name := range []string{"a", "b"} {
+		r.submit(t, "m", newJob("a")) // the second batch on the worker: held, a
+		settle()
+		for _, name := range []string{"b", "c", "d"} {
 			_ = r.Submit("m", newJob(name))
 		}
 		want := `

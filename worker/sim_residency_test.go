@@ -433,7 +433,7 @@ func TestSimAbandonedLoad(t *testing.T) {
 		r.storeModels(t, []string{"a", "b"}, "minWorkers=1", "maxWorkers=1", "required_memory_mb=1000")
 		long := r.submit(t, "a", newJob("long", "action", "sleep", "seconds", "30"))
 		settle()
-		short := batching.NewJob(context.Background(), "short", batching.Input{}, time.Now(), time.Now().Add(5*time.Second))
+		short := batching.NewJob("short", batching.Input{}, time.Now(), time.Now().Add(5*time.Second))
 		r.submit(t, "b", short)
 		if _, err := await(t, short); !errors.Is(err, batching.ErrExpired) {
 			t.Fatalf("a request whose deadline passes while it waits for room: %v", err)

@@ -73,9 +73,8 @@ func TestSimRollingStream(t *testing.T) {
 	simTest(t, func(t *testing.T, r *testRegistry, w *fakeWorld) {
 		rollingSim(t, r, "gen", "2")
 		full := r.submit(t, "gen", newJob("", "tokens", "a,b,c"))
-		ctx, leave := context.WithCancel(context.Background())
 		in := batching.Input{Props: []batching.Prop{{Key: "tokens", Value: "x,y,z,w"}}}
-		left := r.submit(t, "gen", batching.NewJob(ctx, "left", in, time.Now(), time.Time{}))
+		left := r.submit(t, "gen", batching.NewJob("left", in, time.Now(), time.Time{}))
 		resp, err := await(t, left)
 		if err != nil {
 			t.Fatal(err)
@@ -83,7 +82,7 @@ func TestSimRollingStream(t *testing.T) {
 		if tok, err := resp.Stream.Next(context.Background()); err != nil || string(tok) != "x" {
 			t.Fatalf("first token %q, %v", tok, err)
 		}
-		leave()
+		left.Cancel(batching.ErrClientGone)
 		if _, err := readStream(resp.Stream); !errors.Is(err, context.Canceled) {
 			t.Errorf("the stream of the client that left ended with %v, want context.Canceled", err)
 		}

@@ -15,15 +15,19 @@ import (
 )
 
 // busySim registers a one-worker model and gives it a request that runs
-// for seconds and one that waits behind it in the queue.
-func busySim(t *testing.T, r *testRegistry, name, seconds string, props ...string) (running, queued *batching.Job) {
+// for seconds, one the worker holds behind it (a batch model's worker takes
+// the next batch while it runs one; a rolling-batch one with a single slot
+// leaves it queued) and one that waits in the queue.
+func busySim(t *testing.T, r *testRegistry, name, seconds string, props ...string) (running, next, queued *batching.Job) {
 	t.Helper()
 	r.model(t, name, append([]string{"minWorkers=1", "maxWorkers=1"}, props...)...)
 	r.mustRegister(t, name)
 	running = r.submit(t, name, newJob("running", "action", "sleep", "seconds", seconds))
 	settle()
+	next = r.submit(t, name, newJob("next"))
+	settle()
 	queued = r.submit(t, name, newJob("queued"))
-	return running, queued
+	return running, next, queued
 }
 
 // shutdownIn runs Shutdown with a grace period of grace and returns its
@@ -59,7 +63,7 @@ func TestSimShutdownDrains(t *testing.T) {
 	simTest(t, func(t *testing.T, r *testRegistry, w *fakeWorld) {
 		r.model(t, "b", "minWorkers=2", "maxWorkers=2")
 		r.mustRegister(t, "b")
-		running, queued := busySim(t, r, "a", "5")
+		running, next, queued := busySim(t, r, "a", "5")
 		began := time.Now()
 		done := shutdownIn(r, 30*time.Second)
 		settle()
@@ -69,7 +73,7 @@ func TestSimShutdownDrains(t *testing.T) {
 		if err := <-done; err != nil || time.Since(began) != 5*time.Second {
 			t.Errorf("Shutdown = %v after %v, want nil once the running request ends (5s)", err, time.Since(began))
 		}
-		for _, j := range []*batching.Job{running, queued} {
+		for _, j := range []*batching.Job{running, next, queued} {
 			if resp, err := await(t, j); err != nil || string(resp.Body) != j.ID {
 				t.Errorf("%s: %+v, %s; want it served", j.ID, resp, errText(err))
 			}
@@ -89,18 +93,18 @@ func TestSimShutdownDrains(t *testing.T) {
 
 // TestSimShutdownGraceEnds stops a registry whose running request outlives
 // the grace period: at its end Shutdown reports it, the running request
-// and the one queued behind it are answered with ErrClosed (503), and the
-// worker is killed.
+// and those behind it are answered with ErrClosed (503), and the worker is
+// killed.
 func TestSimShutdownGraceEnds(t *testing.T) {
 	for _, rolling := range []string{"disable", "scheduler"} {
 		t.Run(rolling, func(t *testing.T) {
 			simTest(t, func(t *testing.T, r *testRegistry, w *fakeWorld) {
-				running, queued := busySim(t, r, "stubborn", "600", "option.rolling_batch="+rolling, "option.max_rolling_batch_size=1")
+				running, next, queued := busySim(t, r, "stubborn", "600", "option.rolling_batch="+rolling, "option.max_rolling_batch_size=1")
 				began := time.Now()
 				if err := <-shutdownIn(r, 3*time.Second); !errors.Is(err, context.DeadlineExceeded) || time.Since(began) != 3*time.Second {
 					t.Errorf("Shutdown = %v after %v, want the grace period's end after 3s", err, time.Since(began))
 				}
-				for _, j := range []*batching.Job{running, queued} {
+				for _, j := range []*batching.Job{running, next, queued} {
 					if _, err := await(t, j); !errors.Is(err, batching.ErrClosed) {
 						t.Errorf("%s: %s, want ErrClosed", j.ID, errText(err))
 					}
@@ -142,11 +146,11 @@ func TestSimShutdownWhileLoading(t *testing.T) {
 }
 
 // TestSimUnregister removes a busy model: what waits in its queue is
-// answered at once, the request in flight finishes, its worker stops, and
-// the name is free again.
+// answered at once, the requests on the worker finish, its worker stops,
+// and the name is free again.
 func TestSimUnregister(t *testing.T) {
 	simTest(t, func(t *testing.T, r *testRegistry, w *fakeWorld) {
-		running, queued := busySim(t, r, "leaving", "1")
+		running, next, queued := busySim(t, r, "leaving", "1")
 		began := time.Now()
 		if err := r.Unregister(context.Background(), "leaving"); err != nil {
 			t.Fatal(err)
@@ -157,8 +161,10 @@ func TestSimUnregister(t *testing.T) {
 		if _, err := await(t, queued); !errors.Is(err, batching.ErrClosed) {
 			t.Errorf("queued job: %s, want ErrClosed", errText(err))
 		}
-		if resp, err := await(t, running); err != nil || string(resp.Body) != "running" {
-			t.Errorf("job in flight: %+v, %v", resp, err)
+		for _, j := range []*batching.Job{running, next} {
+			if resp, err := await(t, j); err != nil || string(resp.Body) != j.ID {
+				t.Errorf("job on the worker %s: %+v, %v", j.ID, resp, err)
+			}
 		}
 		if !w.allStopped() {
 			t.Error("the worker still runs")

@@ -19,34 +19,37 @@ import (
 const TrackingKey = "request_tracking_id"
 
 // call is one request waiting for its reply. Its fields are guarded by the
-// process's mu; resp, stream and err are final once done is closed.
+// process's mu; resp, stream and err are final once settled is set.
 type call struct {
-	done      chan struct{} // closed when the first frame or an error is in
-	deadline  time.Time     // when the first frame must be in: set once, as the call is made
+	// deadline is when the first frame must be in: for a tracked request
+	// set once, as the call is made; for an untracked one when it reaches
+	// the head of the line.
+	deadline  time.Time
 	resp      *wire.Response
 	stream    *batching.Stream
 	err       error
 	settled   bool
 	abandoned bool        // nobody waits for the result any more
 	finished  bool        // the reply is complete
-	written   bool        // a tracked request's frame is on the wire
-	answered  bool        // a tracked request's answer has been taken
+	written   bool        // the request's frame is on the wire
+	answered  bool        // the answer (answer or reply) has been taken
 	stopWatch func() bool // stops the watch on the caller's context
 	stopTimer func() bool // stops a tracked request's predict timeout
 	onEnd     func()      // Track's done callback
-	// onReply, when set, gets an untracked reply's first frame on the
-	// reading goroutine, so that Dispatch answers its requests without a
-	// hand-off.
-	onReply func(*wire.Response, *batching.Stream)
 	// answer is Track's callback: the reply's first frame, or the error
 	// that kept it from one, exactly once (see takeAnswer).
 	answer func(*batching.Response, error)
+	// reply is an untracked call's: the first frame, on the reading
+	// goroutine, so that Dispatch answers its requests without a hand-off,
+	// or the error that kept it from one, exactly once (see takeAnswer).
+	reply func(*wire.Response, *batching.Stream, error)
+	ended func(error) // Dispatch's done callback
 }
 
-// newCall returns a call whose reply is due within the predict timeout: the
-// one place a request's deadline is set.
+// newCall returns a tracked call whose reply is due within the predict
+// timeout: the one place a tracked request's deadline is set.
 func (p *Process) newCall() *call {
-	return &call{done: make(chan struct{}), deadline: time.Now().Add(p.spec.PredictTimeout)}
+	return &call{deadline: time.Now().Add(p.spec.PredictTimeout)}
 }
 
 // settle records the first frame (or err) of c's reply; p.mu is held.
@@ -61,27 +64,31 @@ func (c *call) settle(resp *wire.Response, err error) {
 	if c.stopTimer != nil {
 		c.stopTimer()
 	}
-	close(c.done)
 }
 
-// takeAnswer returns the call that gives a settled tracked request its
-// answer, the first time it is asked; nil otherwise. p.mu is held; call
-// the result once it is released.
+// takeAnswer returns the call that gives a settled request its answer,
+// the first time it is asked; nil otherwise. p.mu is held; call the result
+// once it is released.
 func (c *call) takeAnswer() func() {
-	if c.answer == nil || !c.settled || c.answered {
+	if c.answered || !c.settled || (c.answer == nil && c.reply == nil) {
 		return nil
 	}
 	c.answered = true
-	answer, resp, st, err := c.answer, c.resp, c.stream, c.err
-	if err != nil {
+	answer, reply, resp, st, err := c.answer, c.reply, c.resp, c.stream, c.err
+	switch {
+	case reply != nil && err != nil:
+		return func() { reply(nil, nil, err) }
+	case reply != nil:
+		return func() { reply(resp, st, nil) }
+	case err != nil:
 		return func() { answer(nil, err) }
 	}
 	return func() { answer(resp.ToBatching(st), nil) }
 }
 
 // finish ends c with err (nil for a clean end) and returns the callbacks
-// to run once p.mu, which is held, is released: a tracked request's answer,
-// if it had none yet, then its end.
+// to run once p.mu, which is held, is released: the request's answer, if
+// it had none yet, then its end.
 func (c *call) finish(err error) (answer, onEnd func()) {
 	if c.finished {
 		return nil, nil
@@ -94,7 +101,11 @@ func (c *call) finish(err error) (answer, onEnd func()) {
 	if c.stopWatch != nil {
 		c.stopWatch()
 	}
-	return c.takeAnswer(), c.onEnd
+	onEnd = c.onEnd
+	if ended := c.ended; ended != nil {
+		onEnd = func() { ended(err) }
+	}
+	return c.takeAnswer(), onEnd
 }
 
 // callAll calls the callbacks that finish returned.
@@ -129,24 +140,23 @@ func (p *Process) route(resp *wire.Response) error {
 	return p.routeUntracked(resp)
 }
 
+// routeUntracked gives an untracked reply to the call at the head of the
+// line: the worker answers in the order the frames came.
 func (p *Process) routeUntracked(resp *wire.Response) error {
 	p.mu.Lock()
-	c := p.pending
-	var deliver func(*wire.Response, *batching.Stream)
-	var stream *batching.Stream
-	if c != nil {
+	var c *call
+	var answer func()
+	if len(p.pending) > 0 {
+		c = p.pending[0]
 		c.settle(resp, nil)
-		if c.resp == resp && !c.abandoned {
-			deliver, stream = c.onReply, c.stream
-		}
+		answer = c.takeAnswer()
 	}
+	dead := p.dead != nil
 	p.mu.Unlock()
-	if c == nil {
+	if c == nil && !dead {
 		p.log.Warn("worker sent a reply nobody asked for", zap.Int("code", resp.Code))
 	}
-	if deliver != nil {
-		deliver(resp, stream)
-	}
+	callAll(answer)
 	var end error
 	if resp.Streaming {
 		var err error
@@ -220,15 +230,22 @@ func (p *Process) trackedChunk(id string, c *call) error {
 	return nil
 }
 
+// finishPending ends the call at the head of the line once its reply is
+// complete, and starts the next one's predict timeout.
 func (p *Process) finishPending(c *call, err error) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	c.finish(err) // an untracked call has no callbacks
-	if p.pending == c {
-		p.pending = nil
-		<-p.slot
+	_, ended := c.finish(err) // its answer was taken with the first frame
+	if n := len(p.pending); n > 0 && p.pending[0] == c {
+		copy(p.pending, p.pending[1:])
+		p.pending[n-1] = nil
+		p.pending = p.pending[:n-1]
+		if n > 1 {
+			p.startHeadLocked()
+		}
 	}
 	p.checkIdle()
+	p.mu.Unlock()
+	callAll(ended)
 }
 
 func (p *Process) finishTracked(id string, c *call, err error) {
@@ -254,7 +271,7 @@ func (p *Process) markBusy() {
 
 // checkIdle wakes WaitIdle when nothing is outstanding; p.mu is held.
 func (p *Process) checkIdle() {
-	if !p.idleClosed && p.pending == nil && len(p.tracked) == 0 {
+	if !p.idleClosed && len(p.pending) == 0 && len(p.tracked) == 0 {
 		close(p.idle)
 		p.idleClosed = true
 	}
@@ -297,19 +314,12 @@ func connClosed(err error) bool {
 }
 
 // failAll fails every outstanding request with err, and every later one. A
-// tracked request whose frame was not written yet fails as not sent.
+// request whose frame was not written yet fails as not sent, and so do the
+// untracked ones behind the head of the line: the worker had not started
+// them.
 func (p *Process) failAll(err error) {
 	p.mu.Lock()
-	if p.dead == nil {
-		p.dead = err
-		close(p.deadCh)
-	}
-	if c := p.pending; c != nil {
-		c.finish(err)
-		p.pending = nil
-		<-p.slot
-	}
-	var ends []func()
+	ends := p.failLocked(err, err)
 	for id, c := range p.tracked {
 		cerr := err
 		if !c.written {
@@ -322,4 +332,27 @@ func (p *Process) failAll(err error) {
 	p.checkIdle()
 	p.mu.Unlock()
 	callAll(ends...)
+}
+
+// failLocked marks the process dead, if it is not yet, and ends the
+// untracked line: the head with headErr, the calls behind it (and a head
+// whose frame was not written) as not sent, with rest. It returns the
+// callbacks to run once p.mu, which is held, is released.
+func (p *Process) failLocked(headErr, rest error) []func() {
+	if p.dead == nil {
+		p.dead = headErr
+		close(p.deadCh)
+	}
+	var ends []func()
+	for i, c := range p.pending {
+		err := headErr
+		if i > 0 || !c.written {
+			err = notSent(rest)
+		}
+		answer, ended := c.finish(err)
+		ends = append(ends, answer, ended)
+	}
+	p.pending = nil
+	p.checkIdle()
+	return ends
 }

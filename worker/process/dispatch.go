@@ -23,34 +23,58 @@ type batchResult struct {
 }
 
 // Dispatch sends ins to the worker, as one request or, for several, as one
-// dynamic batch, and calls answer once for each request: with its response
-// as soon as the reply's first frame is in (on the goroutine that reads the
-// connection, so the caller's client hears without a hand-off), or with the
-// error that kept it from one. It returns when the first frame is in, or
-// with the error that ended the wait. Untracked requests go to the worker
-// one at a time: Dispatch waits for the one before it. The wait for the
-// reply is bounded by the spec's PredictTimeout; when it passes, the worker
-// is killed (its state is unknown) and the error wraps
-// api.ErrPredictTimeout. When ctx is done first, Dispatch answers with ctx's
-// error and the reply, when it comes, is dropped. A streamed reply keeps
-// the worker busy until it ends (see WaitIdle).
-func (p *Process) Dispatch(ctx context.Context, ins []*batching.Input, answer func(i int, resp *batching.Response, err error)) error {
+// dynamic batch, and returns as soon as the frame is written: it does not
+// wait for the reply. Untracked requests are pipelined: the caller may
+// dispatch the next batch while the worker runs this one (it bounds how
+// many); the worker takes them one after another and answers in order.
+//
+// answer is called once for each request: with its response as soon as the
+// reply's first frame is in (on the goroutine that reads the connection, so
+// the caller's client hears without a hand-off), or with the error that kept
+// it from one. done, when not nil, runs exactly once, after every answer,
+// when the batch has ended on the worker: its reply is complete (a streamed
+// reply keeps it going until its end), or the worker died; its error is
+// nil for a clean end, the stream's error, or why the batch failed. Both
+// callbacks must be quick and must not wait for this Process.
+//
+// The worker runs the batch at the head of the line; when the first frame
+// of its reply does not come within the spec's PredictTimeout, counted from
+// the moment it reached the head, the worker is killed (its state is
+// unknown), the batch fails with an error wrapping api.ErrPredictTimeout,
+// and the batches behind it fail as not sent (ErrNotSent): the worker had
+// not started them. So do the batches behind one that was running when the
+// worker died.
+//
+// Dispatch returns an error when the batch was not sent: it could not be
+// encoded (the error wraps api.ErrBadRequest), ctx was done, or the worker
+// is dead or its connection broke (ErrNotSent). The answers and done have
+// had the error too, or will have it shortly.
+func (p *Process) Dispatch(ctx context.Context, ins []*batching.Input, answer func(i int, resp *batching.Response, err error), done func(error)) error {
 	frame, err := p.encode(ins)
 	if err == nil {
-		var c *call
-		c, err = p.roundTripWith(ctx, frame, func(resp *wire.Response, st *batching.Stream) {
-			p.deliver(resp, st, len(ins), answer)
-		})
-		if err == nil && c.err != nil {
-			err = c.err
-		}
+		err = ctx.Err()
 	}
 	if err != nil {
-		for i := range ins {
-			answer(i, nil, err)
+		answerAll(len(ins), answer, err)
+		if done != nil {
+			done(err)
 		}
+		return err
 	}
-	return err
+	n := len(ins)
+	return p.send(frame, func(resp *wire.Response, st *batching.Stream, err error) {
+		if err != nil {
+			answerAll(n, answer, err)
+			return
+		}
+		p.deliver(resp, st, n, answer)
+	}, done)
+}
+
+func answerAll(n int, answer func(int, *batching.Response, error), err error) {
+	for i := range n {
+		answer(i, nil, err)
+	}
 }
 
 // encode builds the frame Dispatch sends, in pieces that reference large
@@ -115,125 +139,109 @@ func (p *Process) badRequest(err error) error {
 	return fmt.Errorf("%s: %w: %w", p.name(), api.ErrBadRequest, err)
 }
 
-// roundTripWith sends one untracked frame and waits for the first frame of
-// its reply; onReply, when set, gets that frame on the reading goroutine.
-func (p *Process) roundTripWith(ctx context.Context, frame net.Buffers, onReply func(*wire.Response, *batching.Stream)) (*call, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := p.acquire(ctx); err != nil {
-		return nil, err
-	}
-	c, err := p.begin(onReply)
+// send registers one untracked frame at the end of the line and writes it.
+// reply gets the first frame of its reply, or the error that kept it from
+// one, exactly once; end, when not nil, runs once the reply is complete.
+// It returns an error wrapping ErrNotSent when the worker is dead or the
+// write failed; reply and end get it too.
+// Registration and write happen under wmu, so the line's order is the
+// order of the frames on the wire, which is the order of the replies.
+func (p *Process) send(frame net.Buffers, reply func(*wire.Response, *batching.Stream, error), end func(error)) error {
+	p.wmu.Lock()
+	c, err := p.enqueue(reply, end)
 	if err != nil {
-		return nil, err
+		p.wmu.Unlock()
+		reply(nil, nil, err)
+		if end != nil {
+			end(err)
+		}
+		return err
 	}
-	if err := p.write(frame, c.deadline); err != nil {
-		p.abandon(c)
-		return nil, err
+	err = p.writeLocked(frame, time.Time{})
+	if err == nil {
+		p.mu.Lock()
+		c.written = true
+		p.mu.Unlock()
 	}
-	return c, p.await(ctx, c)
+	p.wmu.Unlock()
+	if err != nil {
+		p.writeFailed(err) // the worker's death fails c as not sent
+		return notSent(p.dead)
+	}
+	return nil
 }
 
-// acquire takes the untracked slot.
-func (p *Process) acquire(ctx context.Context) error {
-	select {
-	case p.slot <- struct{}{}:
-		return nil
-	case <-p.deadCh:
-		return notSent(p.dead)
-	case <-ctx.Done():
-		return ctx.Err()
+// enqueue adds an untracked call at the end of the line; wmu is held.
+func (p *Process) enqueue(reply func(*wire.Response, *batching.Stream, error), end func(error)) (*call, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.dead != nil {
+		return nil, notSent(p.dead)
 	}
+	c := &call{reply: reply, ended: end}
+	p.pending = append(p.pending, c)
+	if len(p.pending) == 1 {
+		p.startHeadLocked()
+	}
+	p.markBusy()
+	return c, nil
 }
 
 // notSent marks err as the reason a request never reached the worker.
 func notSent(err error) error { return fmt.Errorf("%w: %w", ErrNotSent, err) }
 
-// begin registers the untracked request; the slot is held.
-func (p *Process) begin(onReply func(*wire.Response, *batching.Stream)) (*call, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.dead != nil {
-		<-p.slot
-		return nil, notSent(p.dead)
+// startHeadLocked starts the predict timeout of the call at the head of the
+// line, which the worker runs now; p.mu is held. One timer serves the
+// whole line: armed once, it checks the head when it fires and re-arms for
+// the head's deadline, so the calls of a busy worker cost it nothing.
+func (p *Process) startHeadLocked() {
+	head := p.pending[0]
+	head.deadline = time.Now().Add(p.spec.PredictTimeout)
+	if p.headArmed {
+		return
 	}
-	c := p.newCall()
-	c.onReply = onReply
-	p.pending = c
-	p.markBusy()
-	return c, nil
+	p.headArmed = true
+	if p.headTimer == nil {
+		p.headTimer = time.AfterFunc(p.spec.PredictTimeout, func() { p.inBackground(p.checkHead) })
+		return
+	}
+	p.headTimer.Reset(time.Until(head.deadline))
 }
 
-func (p *Process) await(ctx context.Context, c *call) error {
-	timer := time.NewTimer(time.Until(c.deadline))
-	defer timer.Stop()
-	select {
-	case <-c.done:
-		return c.err
-	case <-timer.C:
-		if p.abandon(c) {
-			p.log.Error("no answer within the predict timeout; killing the worker", zap.Duration("timeout", p.spec.PredictTimeout))
-			p.kill("predict timeout")
-			return p.predictTimeout()
-		}
-	case <-ctx.Done():
-		if p.abandonWatched(c) {
-			return ctx.Err()
-		}
-	}
-	return c.err
-}
-
-// abandonWatched abandons c like abandon, and keeps the predict timeout on
-// the worker: a worker that never answers would hold the untracked slot.
-func (p *Process) abandonWatched(c *call) bool {
+// checkHead runs when the head timer fires: it kills the worker when the
+// head of the line has had no first frame by its deadline, and re-arms the
+// timer otherwise.
+func (p *Process) checkHead() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if c.settled {
-		return false
+	p.headArmed = false
+	if p.dead != nil || len(p.pending) == 0 || p.pending[0].settled {
+		p.mu.Unlock() // an empty line, or a head that streams: the next head arms the timer
+		return
 	}
-	c.abandoned = true
-	c.stopTimer = time.AfterFunc(time.Until(c.deadline), func() { p.inBackground(func() { p.expire(c) }) }).Stop
-	return true
-}
-
-// expire kills the worker when the abandoned request c still has no reply.
-func (p *Process) expire(c *call) {
-	p.mu.Lock()
-	hung := p.pending == c && !c.settled
+	head := p.pending[0]
+	if wait := time.Until(head.deadline); wait > 0 {
+		p.headArmed = true
+		p.headTimer.Reset(wait)
+		p.mu.Unlock()
+		return
+	}
+	ends := p.failLocked(p.predictTimeout(), &ExitError{Model: p.spec.Model, ID: p.id, PID: p.pid, Detail: "killed: predict timeout"})
 	p.mu.Unlock()
-	if hung {
-		p.log.Error("no answer within the predict timeout; killing the worker", zap.Duration("timeout", p.spec.PredictTimeout))
-		p.kill("predict timeout")
-	}
-}
-
-// abandon marks c as having nobody to read its reply, unless the reply is
-// already in; it reports whether it did.
-func (p *Process) abandon(c *call) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if c.settled {
-		return false
-	}
-	c.abandoned = true
-	return true
+	callAll(ends...)
+	p.log.Error("no answer within the predict timeout; killing the worker", zap.Duration("timeout", p.spec.PredictTimeout))
+	p.kill("predict timeout")
 }
 
 func (p *Process) predictTimeout() error {
 	return fmt.Errorf("%w: %s did not answer within %v", api.ErrPredictTimeout, p.name(), p.spec.PredictTimeout)
 }
 
-// write sends one frame, given in pieces (one writev). A failed write
-// leaves the stream of frames broken, so it kills the worker; the error is
-// then the worker's death.
+// write sends one frame, given in pieces (one writev), with its deadline.
+// A failed write leaves the stream of frames broken, so it kills the
+// worker; the error is then the worker's death.
 func (p *Process) write(frame net.Buffers, deadline time.Time) error {
 	p.wmu.Lock()
-	err := p.conn.SetWriteDeadline(deadline)
-	if err == nil {
-		_, err = frame.WriteTo(p.conn)
-	}
+	err := p.writeLocked(frame, deadline)
 	p.wmu.Unlock()
 	if err == nil {
 		return nil
@@ -242,7 +250,27 @@ func (p *Process) write(frame net.Buffers, deadline time.Time) error {
 		p.kill("predict timeout while sending")
 		return p.predictTimeout()
 	}
+	p.writeFailed(err)
+	return notSent(p.dead)
+}
+
+// writeLocked writes frame with the write deadline set to deadline (zero:
+// none; the connection's deadline is only changed when it differs); wmu
+// is held.
+func (p *Process) writeLocked(frame net.Buffers, deadline time.Time) error {
+	if !deadline.Equal(p.wdeadline) {
+		if err := p.conn.SetWriteDeadline(deadline); err != nil {
+			return err
+		}
+		p.wdeadline = deadline
+	}
+	_, err := frame.WriteTo(p.conn)
+	return err
+}
+
+// writeFailed kills the worker after a write failed and waits until its
+// requests have been failed.
+func (p *Process) writeFailed(err error) {
 	p.kill("write failed: " + err.Error())
 	<-p.deadCh
-	return notSent(p.dead)
 }

@@ -41,8 +41,8 @@ func TestPredictEcho(t *testing.T) {
 				t.Errorf("reply %d %q, want 200 %q", resp.Code, resp.Body, tt.in.Content[0].Value)
 			}
 			for _, pr := range tt.in.Props {
-				if resp.Props[pr.Key] != pr.Value {
-					t.Errorf("property %s=%q came back as %q", pr.Key, pr.Value, resp.Props[pr.Key])
+				if propOf(resp, pr.Key) != pr.Value {
+					t.Errorf("property %s=%q came back as %q", pr.Key, pr.Value, propOf(resp, pr.Key))
 				}
 			}
 		})
@@ -66,8 +66,8 @@ func TestPredictBatch(t *testing.T) {
 		if r.Err != nil {
 			t.Fatalf("item %d: %v", i, r.Err)
 		}
-		if string(r.Resp.Body) != fmt.Sprintf("body %d", i) || r.Resp.Props["seen"] != fmt.Sprint(i*10) {
-			t.Errorf("item %d: body %q, seen %q", i, r.Resp.Body, r.Resp.Props["seen"])
+		if string(r.Resp.Body) != fmt.Sprintf("body %d", i) || propOf(r.Resp, "seen") != fmt.Sprint(i*10) {
+			t.Errorf("item %d: body %q, seen %q", i, r.Resp.Body, propOf(r.Resp, "seen"))
 		}
 	}
 	if _, err := p.predictBatch(context.Background(), nil); err == nil {
@@ -251,6 +251,7 @@ func TestDispatch(t *testing.T) {
 		}
 		got := make([]string, n)
 		var mu sync.Mutex
+		ended := make(chan error, 2)
 		err := p.Dispatch(context.Background(), ins, func(i int, resp *batching.Response, err error) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -259,12 +260,15 @@ func TestDispatch(t *testing.T) {
 				return
 			}
 			got[i] = string(resp.Body)
-		})
+		}, func(err error) { ended <- err })
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := p.WaitIdle(context.Background()); err != nil {
-			t.Fatal(err)
+		if err := <-ended; err != nil {
+			t.Fatalf("n=%d: the batch ended with %v", n, err)
+		}
+		if err := p.WaitIdle(context.Background()); err != nil || len(ended) != 0 {
+			t.Fatalf("WaitIdle = %v; done called %d more times", err, len(ended))
 		}
 		mu.Lock()
 		for i := range n {
@@ -277,10 +281,11 @@ func TestDispatch(t *testing.T) {
 	checkLongProperty(t, p)
 	unsendable := input("x")
 	unsendable.Props = make([]batching.Prop, wire.MaxCount+1)
-	var errs []error
-	err := p.Dispatch(context.Background(), []*batching.Input{unsendable}, func(_ int, _ *batching.Response, err error) { errs = append(errs, err) })
-	if !errors.Is(err, api.ErrBadRequest) || len(errs) != 1 || !errors.Is(errs[0], api.ErrBadRequest) {
-		t.Fatalf("an unsendable request: Dispatch = %v, answers %v", err, errs)
+	var errs, ends []error
+	err := p.Dispatch(context.Background(), []*batching.Input{unsendable}, func(_ int, _ *batching.Response, err error) { errs = append(errs, err) },
+		func(err error) { ends = append(ends, err) })
+	if !errors.Is(err, api.ErrBadRequest) || len(errs) != 1 || !errors.Is(errs[0], api.ErrBadRequest) || len(ends) != 1 || ends[0] != err {
+		t.Fatalf("an unsendable request: Dispatch = %v, answers %v, ends %v", err, errs, ends)
 	}
 }
 
@@ -292,9 +297,9 @@ func checkLongProperty(t *testing.T, p *Process) {
 	var got string
 	err := p.Dispatch(context.Background(), []*batching.Input{input("x", "k", long)}, func(_ int, resp *batching.Response, err error) {
 		if err == nil {
-			got = resp.Props["k"]
+			got = propOf(resp, "k")
 		}
-	})
+	}, nil)
 	if err == nil {
 		err = p.WaitIdle(context.Background())
 	}
@@ -312,7 +317,7 @@ func TestNotSentToDeadWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-p.Done()
-	err := p.Dispatch(context.Background(), []*batching.Input{input("x")}, func(int, *batching.Response, error) {})
+	err := p.Dispatch(context.Background(), []*batching.Input{input("x")}, func(int, *batching.Response, error) {}, nil)
 	if !errors.Is(err, ErrNotSent) || !errors.Is(err, api.ErrWorkerDied) {
 		t.Errorf("Dispatch to a dead worker = %v, want ErrNotSent and ErrWorkerDied", err)
 	}
@@ -320,4 +325,112 @@ func TestNotSentToDeadWorker(t *testing.T) {
 	if !errors.Is(err, ErrNotSent) {
 		t.Errorf("Track to a dead worker = %v, want ErrNotSent", err)
 	}
+}
+
+// pipelined records the answers and ends of batches dispatched back to back.
+type pipelined struct {
+	mu     sync.Mutex
+	events []string // "answer <body>" or "end <body>: <err>", in order
+	errs   map[string]error
+	ended  chan struct{}
+}
+
+func newPipelined() *pipelined {
+	return &pipelined{errs: map[string]error{}, ended: make(chan struct{}, 16)}
+}
+
+func (r *pipelined) dispatch(t *testing.T, p *Process, body string, kv ...string) {
+	t.Helper()
+	err := p.Dispatch(context.Background(), []*batching.Input{input(body, kv...)}, func(_ int, resp *batching.Response, err error) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.errs[body] = err
+		if err == nil && string(resp.Body) != body {
+			r.errs[body] = fmt.Errorf("answered %q", resp.Body)
+		}
+		r.events = append(r.events, "answer "+body)
+	}, func(err error) {
+		r.mu.Lock()
+		r.events = append(r.events, "end "+body)
+		r.mu.Unlock()
+		r.ended <- struct{}{}
+	})
+	if err != nil {
+		t.Fatalf("Dispatch %s: %v", body, err)
+	}
+}
+
+func (r *pipelined) wait(t *testing.T, n int) {
+	t.Helper()
+	for range n {
+		select {
+		case <-r.ended:
+		case <-time.After(time.Minute):
+			t.Fatal("a batch never ended")
+		}
+	}
+}
+
+// TestDispatchPipelined sends three batches without waiting: the worker
+// takes them one after another, and each is answered, then ended, in order.
+func TestDispatchPipelined(t *testing.T) {
+	p := newHarness(t).start(t)
+	r := newPipelined()
+	r.dispatch(t, p, "a", "action", "sleep", "ms", "100")
+	r.dispatch(t, p, "b")
+	r.dispatch(t, p, "c", "action", "sleep", "ms", "10")
+	r.wait(t, 3)
+	want := []string{"answer a", "end a", "answer b", "end b", "answer c", "end c"}
+	if !slices.Equal(r.events, want) {
+		t.Errorf("events %q, want %q", r.events, want)
+	}
+	for body, err := range r.errs {
+		if err != nil {
+			t.Errorf("%s: %v", body, err)
+		}
+	}
+}
+
+// TestDispatchPipelinedTimeout checks that the predict timeout counts from
+// the moment a batch reaches the head of the line (two batches that each
+// take most of it both succeed), and that when the head hangs it fails
+// with the timeout while the batch behind it fails as not sent.
+func TestDispatchPipelinedTimeout(t *testing.T) {
+	h := newHarness(t)
+	h.spec.PredictTimeout = time.Second
+	p := h.start(t)
+	r := newPipelined()
+	r.dispatch(t, p, "a", "action", "sleep", "ms", "600")
+	r.dispatch(t, p, "b", "action", "sleep", "ms", "600")
+	r.wait(t, 2)
+	if r.errs["a"] != nil || r.errs["b"] != nil {
+		t.Fatalf("two batches within the timeout each: %v, %v", r.errs["a"], r.errs["b"])
+	}
+	r.dispatch(t, p, "hung", "action", "hang")
+	r.dispatch(t, p, "behind")
+	r.wait(t, 2)
+	checkErr(t, r.errs["hung"], []error{api.ErrPredictTimeout}, nil)
+	checkErr(t, r.errs["behind"], []error{ErrNotSent, api.ErrWorkerDied}, []string{"predict timeout"})
+	<-p.Done()
+}
+
+// TestDispatchPipelinedDeath kills the worker while it runs one batch and
+// holds another: the first fails with the death, the second as not sent.
+func TestDispatchPipelinedDeath(t *testing.T) {
+	h := newHarness(t)
+	p := h.start(t)
+	r := newPipelined()
+	hanging := h.watch.expect("fake: hanging")
+	r.dispatch(t, p, "running", "action", "hang")
+	r.dispatch(t, p, "waiting")
+	<-hanging
+	if err := syscall.Kill(p.PID(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	r.wait(t, 2)
+	checkErr(t, r.errs["running"], []error{api.ErrWorkerDied}, nil)
+	if errors.Is(r.errs["running"], ErrNotSent) {
+		t.Errorf("the batch the worker ran counts as not sent: %v", r.errs["running"])
+	}
+	checkErr(t, r.errs["waiting"], []error{ErrNotSent, api.ErrWorkerDied}, nil)
 }

@@ -38,19 +38,20 @@ func ExampleStart() {
 		Props:   []batching.Prop{{Key: "content-type", Value: "text/plain"}},
 		Content: []batching.Item{{Key: "data", Value: []byte("hello")}},
 	}
-	answered := make(chan struct{})
+	ended := make(chan struct{})
 	// Every request is answered through the callback exactly once, errors
-	// included; it may run on the reading goroutine after Dispatch
-	// has returned.
+	// included; it may run on the reading goroutine after Dispatch has
+	// returned (Dispatch returns once the batch is written: the next one
+	// may be sent while the worker runs this one). done runs once the batch
+	// has ended on the worker.
 	_ = p.Dispatch(ctx, []*batching.Input{in}, func(_ int, resp *batching.Response, err error) {
-		defer close(answered)
 		if err != nil {
 			fmt.Println(err)
 			return
 		}
 		fmt.Println(resp.Code, string(resp.Body))
-	})
-	<-answered
+	}, func(error) { close(ended) })
+	<-ended
 }
 
 // ExampleProcess_Track streams the tokens of one rolling-batch request.

@@ -221,6 +221,10 @@ func (f *fake) untracked(p map[string]string, in *batching.Input) int {
 	case "hang":
 		fmt.Println("fake: hanging")
 		time.Sleep(time.Hour)
+	case "sleep":
+		ms, _ := strconv.Atoi(p["ms"])
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+		f.send(&wire.Response{Code: 200, Message: "OK", Props: in.Props, Content: in.Content})
 	case "exit":
 		code, _ := strconv.Atoi(p["code"])
 		return code

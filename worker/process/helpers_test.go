@@ -160,11 +160,11 @@ func (p *Process) predict(ctx context.Context, in *batching.Input) (*batching.Re
 	if err != nil {
 		return nil, p.badRequest(err)
 	}
-	c, err := p.roundTrip(ctx, frame)
+	resp, st, err := p.roundTrip(ctx, frame)
 	if err != nil {
 		return nil, err
 	}
-	return c.resp.ToBatching(c.stream), nil
+	return resp.ToBatching(st), nil
 }
 
 // predictBatch sends ins as one dynamic batch (batch_size=N, keys prefixed
@@ -179,17 +179,32 @@ func (p *Process) predictBatch(ctx context.Context, ins []*batching.Input) ([]ba
 	if err != nil {
 		return nil, p.badRequest(err)
 	}
-	c, err := p.roundTrip(ctx, frame)
+	resp, st, err := p.roundTrip(ctx, frame)
 	if err != nil {
 		return nil, err
 	}
-	return p.split(c.resp, c.stream, len(ins))
+	return p.split(resp, st, len(ins))
 }
 
 // roundTrip sends one untracked frame and waits for the first frame of its
-// reply.
-func (p *Process) roundTrip(ctx context.Context, frame net.Buffers) (*call, error) {
-	return p.roundTripWith(ctx, frame, nil)
+// reply, or for ctx: the reply, when it comes, is then dropped.
+func (p *Process) roundTrip(ctx context.Context, frame net.Buffers) (*wire.Response, *batching.Stream, error) {
+	type first struct {
+		resp *wire.Response
+		st   *batching.Stream
+		err  error
+	}
+	got := make(chan first, 1)
+	err := p.send(frame, func(resp *wire.Response, st *batching.Stream, err error) { got <- first{resp, st, err} }, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	select {
+	case f := <-got:
+		return f.resp, f.st, f.err
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
 }
 
 // track is Track for a caller that waits for the answer, as the tests do.
@@ -202,4 +217,10 @@ func track(p *Process, ctx context.Context, id string, in *batching.Input, done 
 	p.Track(ctx, id, in, func(resp *batching.Response, err error) { answered <- result{resp, err} }, done)
 	r := <-answered
 	return r.resp, r.err
+}
+
+// propOf returns the value of r's last property named key, or "".
+func propOf(r *batching.Response, key string) string {
+	v, _ := r.Prop(key)
+	return v
 }

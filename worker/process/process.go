@@ -145,11 +145,13 @@ type Process struct {
 	rd        *wire.Reader
 	initProps []batching.Prop
 
-	wmu  sync.Mutex    // one frame on the wire at a time
-	slot chan struct{} // held by the one untracked request in flight
+	wmu       sync.Mutex // one frame on the wire at a time; taken before mu
+	wdeadline time.Time  // the connection's write deadline (guarded by wmu)
 
 	mu         sync.Mutex
-	pending    *call            // the untracked request in flight
+	pending    []*call          // untracked requests in flight, in the order sent: the head runs, the rest wait in line
+	headTimer  *time.Timer      // the predict timeout of the head of the line
+	headArmed  bool             // headTimer will fire
 	tracked    map[string]*call // tracked requests by id
 	dead       error            // why requests fail now; set once
 	deadCh     chan struct{}    // closed when dead is set

@@ -57,7 +57,7 @@ func TestPythonEcho(t *testing.T) {
 		t.Errorf("reply %d %q", resp.Code, resp.Body)
 	}
 	for _, pr := range in.Props {
-		if got := resp.Props["x-echo-"+pr.Key]; got != pr.Value {
+		if got := propOf(resp, "x-echo-"+pr.Key); got != pr.Value {
 			t.Errorf("property %s=%q came back as %q", pr.Key, pr.Value, got)
 		}
 	}
@@ -77,8 +77,8 @@ func TestPythonBatch(t *testing.T) {
 		if r.Err != nil {
 			t.Fatalf("item %d: %v", i, r.Err)
 		}
-		if string(r.Resp.Body) != fmt.Sprint("item ", i) || r.Resp.Props["x-batch-size"] != "4" {
-			t.Errorf("item %d: body %q, batch size %q", i, r.Resp.Body, r.Resp.Props["x-batch-size"])
+		if string(r.Resp.Body) != fmt.Sprint("item ", i) || propOf(r.Resp, "x-batch-size") != "4" {
+			t.Errorf("item %d: body %q, batch size %q", i, r.Resp.Body, propOf(r.Resp, "x-batch-size"))
 		}
 	}
 }

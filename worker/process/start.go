@@ -73,8 +73,8 @@ func newProcess(spec Spec) (*Process, error) {
 		spec: spec, id: id, sock: sock, tail: newRing(stderrTailLines),
 		handler: []batching.Prop{{Key: HandlerKey, Value: spec.Handler}},
 		ready:   make(chan struct{}), exited: make(chan struct{}),
-		slot: make(chan struct{}, 1), tracked: map[string]*call{},
-		deadCh: make(chan struct{}), idle: make(chan struct{}), idleClosed: true,
+		tracked: map[string]*call{},
+		deadCh:  make(chan struct{}), idle: make(chan struct{}), idleClosed: true,
 	}
 	close(p.idle)
 	p.log = spec.Logger.With(zap.String("model", spec.Model), zap.Int("worker", id))

@@ -117,6 +117,11 @@ func (p *Process) stop(ctx context.Context) error {
 	p.cancel()
 	p.awaitStop(ctx)
 	<-p.readerDone
+	p.mu.Lock()
+	if p.headTimer != nil {
+		p.headTimer.Stop()
+	}
+	p.mu.Unlock()
 	p.bg.Wait()
 	p.log.Info("worker stopped")
 	return removeSocket(p.sock)

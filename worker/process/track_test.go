@@ -69,7 +69,7 @@ func TestTrackWholeReply(t *testing.T) {
 		t.Fatal(err)
 	}
 	done.check(t)
-	if resp.Stream != nil || string(resp.Body) != "whole" || resp.Props[TrackingKey] != "w" {
+	if resp.Stream != nil || string(resp.Body) != "whole" || propOf(resp, TrackingKey) != "w" {
 		t.Errorf("reply %+v, want the body back with its tracking id", resp)
 	}
 	if p.inFlight() != 0 {

@@ -25,15 +25,6 @@ func (r *Response) Prop(key string) (string, bool) {
 	return "", false
 }
 
-// PropMap returns the properties as a map; a later duplicate key wins.
-func (r *Response) PropMap() map[string]string {
-	m := make(map[string]string, len(r.Props))
-	for _, p := range r.Props {
-		m[p.Key] = p.Value
-	}
-	return m
-}
-
 // Body returns the content item named "data", or else the first item, or nil
 // when there is none.
 func (r *Response) Body() []byte { return body(r.Content) }
@@ -51,9 +42,9 @@ func body(items []batching.Item) []byte {
 }
 
 // ToBatching returns r as the answer to one job, with stream as its body
-// when r is streamed.
+// when r is streamed. The answer shares r's properties.
 func (r *Response) ToBatching(stream *batching.Stream) *batching.Response {
-	out := &batching.Response{Code: r.Code, Message: r.Message, Props: r.PropMap()}
+	out := &batching.Response{Code: r.Code, Message: r.Message, Props: r.Props[:len(r.Props):len(r.Props)]}
 	if r.Streaming {
 		out.Stream = stream
 	} else {

@@ -15,29 +15,33 @@ func TestToBatching(t *testing.T) {
 		want batching.Response
 	}{
 		{
-			name: "data item is the body, later property wins",
+			name: "data item is the body, properties kept in order",
 			resp: Response{Code: 200, Message: "OK", Props: []batching.Prop{prop("a", "1"), prop("a", "2")}, Content: []batching.Item{item("x", "no"), item("data", "yes")}},
-			want: batching.Response{Code: 200, Message: "OK", Props: map[string]string{"a": "2"}, Body: []byte("yes")},
+			want: batching.Response{Code: 200, Message: "OK", Props: []batching.Prop{prop("a", "1"), prop("a", "2")}, Body: []byte("yes")},
 		},
 		{
 			name: "first item without a data key",
 			resp: Response{Code: 200, Content: []batching.Item{item("x", "first"), item("y", "second")}},
-			want: batching.Response{Code: 200, Props: map[string]string{}, Body: []byte("first")},
+			want: batching.Response{Code: 200, Body: []byte("first")},
 		},
 		{
 			name: "no content",
 			resp: Response{Code: 204},
-			want: batching.Response{Code: 204, Props: map[string]string{}},
+			want: batching.Response{Code: 204},
 		},
 		{
 			name: "streamed",
 			resp: Response{Code: 200, Streaming: true},
-			want: batching.Response{Code: 200, Props: map[string]string{}, Stream: stream},
+			want: batching.Response{Code: 200, Stream: stream},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.resp.ToBatching(stream); !reflect.DeepEqual(*got, tt.want) {
+			got := tt.resp.ToBatching(stream)
+			if len(got.Props) == 0 {
+				got.Props = nil // an empty reader slice and none are the same answer
+			}
+			if !reflect.DeepEqual(*got, tt.want) {
 				t.Errorf("got %+v, want %+v", *got, tt.want)
 			}
 		})

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,8 +18,10 @@ const (
 
 // part collects one request's share of a batch reply.
 type part struct {
-	props   map[string]string
-	items   []batching.Item
+	own     []batching.Prop // its batch_<i>.<key> properties, prefix cut
+	body    []byte          // its item keyed data, else its first item
+	hasBody bool
+	isData  bool // body is the item keyed data
 	code    int
 	message string
 	ownCode bool
@@ -35,6 +38,10 @@ type part struct {
 // give request i its own status. A reply code of 300 or more applies to every
 // request. Items for indexes n and above are dropped.
 //
+// The unprefixed properties are one slice that every response shares (the
+// reply's own when none is prefixed): a response's Props is that slice, or
+// a copy of it followed by the request's own properties. No map is built.
+//
 // A request the reply says nothing about (no content and no code of its own)
 // gets a nil entry, and the error, wrapping ErrMissingItem, lists them; the
 // other entries are still valid.
@@ -45,21 +52,16 @@ func SplitBatch(resp *Response, n int) ([]*batching.Response, error) {
 	if resp.Streaming {
 		return nil, fmt.Errorf("%w: a streamed reply cannot be split", ErrBadBatch)
 	}
-	parts := newParts(resp, n)
-	splitProps(parts, resp.Props)
-	shared := splitContent(parts, resp.Content)
-	if resp.Code >= 300 {
-		return failAll(parts, resp, shared), nil
-	}
-	return collect(parts)
-}
-
-func newParts(resp *Response, n int) []*part {
-	parts := make([]*part, n)
+	parts := make([]part, n)
 	for i := range parts {
-		parts[i] = &part{props: map[string]string{}, code: resp.Code, message: resp.Message}
+		parts[i].code, parts[i].message = resp.Code, resp.Message
 	}
-	return parts
+	shared := splitProps(parts, resp.Props)
+	sharedBody := splitContent(parts, resp.Content)
+	if resp.Code >= 300 {
+		return failAll(parts, resp, shared, sharedBody), nil
+	}
+	return collect(parts, shared)
 }
 
 // parseBatchKey splits "batch_<i>.<rest>" into i and rest.
@@ -79,20 +81,26 @@ func parseBatchKey(key string) (int, string, bool) {
 	return i, rest, true
 }
 
-func splitProps(parts []*part, props []batching.Prop) {
-	for _, p := range props {
-		if _, _, ok := parseBatchKey(p.Key); !ok {
-			for _, pt := range parts {
-				pt.props[p.Key] = p.Value
+// splitProps gives each part its prefixed properties and returns the
+// unprefixed ones: props itself when none is prefixed.
+func splitProps(parts []part, props []batching.Prop) []batching.Prop {
+	shared, prefixed := props, false
+	for i, p := range props {
+		j, key, ok := parseBatchKey(p.Key)
+		if !ok {
+			if prefixed {
+				shared = append(shared, p)
 			}
+			continue
+		}
+		if !prefixed {
+			prefixed, shared = true, slices.Clone(props[:i])
+		}
+		if j < len(parts) {
+			parts[j].setProp(key, p.Value)
 		}
 	}
-	for _, p := range props {
-		i, key, ok := parseBatchKey(p.Key)
-		if ok && i < len(parts) {
-			parts[i].setProp(key, p.Value)
-		}
-	}
+	return shared[:len(shared):len(shared)]
 }
 
 func (pt *part) setProp(key, value string) {
@@ -106,55 +114,78 @@ func (pt *part) setProp(key, value string) {
 		pt.message = value
 		return
 	}
-	pt.props[key] = value
+	pt.own = append(pt.own, batching.Prop{Key: key, Value: value})
 }
 
-// splitContent hands prefixed items to their requests and returns the
-// unprefixed ones, after mapping them by position when that is the reading.
-func splitContent(parts []*part, items []batching.Item) []batching.Item {
-	var shared []batching.Item
-	prefixed := false
+// take notes one of the part's items: the first, unless data comes later.
+func (pt *part) take(key string, value []byte) {
+	if !pt.hasBody || (key == DataKey && !pt.isData) {
+		pt.body, pt.hasBody, pt.isData = value, true, key == DataKey
+	}
+}
+
+// splitContent hands prefixed items to their requests and returns the body
+// of the unprefixed ones, after mapping them by position when that is the
+// reading.
+func splitContent(parts []part, items []batching.Item) []byte {
+	var shared part
+	unprefixed, prefixed := 0, false
 	for _, it := range items {
 		i, key, ok := parseBatchKey(it.Key)
 		switch {
 		case !ok:
-			shared = append(shared, it)
+			shared.take(it.Key, it.Value)
+			unprefixed++
 		case i < len(parts):
 			prefixed = true
-			parts[i].items = append(parts[i].items, batching.Item{Key: key, Value: it.Value})
+			parts[i].take(key, it.Value)
 		default:
 			prefixed = true
 		}
 	}
-	if !prefixed && len(shared) == len(parts) {
-		for i, it := range shared {
-			parts[i].items = []batching.Item{it}
+	if !prefixed && unprefixed == len(parts) {
+		for i, it := range items {
+			parts[i].body, parts[i].hasBody = it.Value, true
 		}
 	}
-	return shared
+	return shared.body
 }
 
-func failAll(parts []*part, resp *Response, shared []batching.Item) []*batching.Response {
+// props returns a part's properties: shared, then its own.
+func (pt *part) props(shared []batching.Prop) []batching.Prop {
+	if len(pt.own) == 0 {
+		return shared
+	}
+	return append(shared, pt.own...) // shared's capacity is its length: a copy
+}
+
+func failAll(parts []part, resp *Response, shared []batching.Prop, sharedBody []byte) []*batching.Response {
+	all := make([]batching.Response, len(parts))
 	out := make([]*batching.Response, len(parts))
-	for i, pt := range parts {
-		b := body(pt.items)
-		if b == nil {
-			b = body(shared)
+	for i := range parts {
+		pt := &parts[i]
+		b := pt.body
+		if !pt.hasBody {
+			b = sharedBody
 		}
-		out[i] = &batching.Response{Code: resp.Code, Message: resp.Message, Props: pt.props, Body: b}
+		all[i] = batching.Response{Code: resp.Code, Message: resp.Message, Props: pt.props(shared), Body: b}
+		out[i] = &all[i]
 	}
 	return out
 }
 
-func collect(parts []*part) ([]*batching.Response, error) {
+func collect(parts []part, shared []batching.Prop) ([]*batching.Response, error) {
+	all := make([]batching.Response, len(parts))
 	out := make([]*batching.Response, len(parts))
 	var missing []int
-	for i, pt := range parts {
-		if len(pt.items) == 0 && !pt.ownCode {
+	for i := range parts {
+		pt := &parts[i]
+		if !pt.hasBody && !pt.ownCode {
 			missing = append(missing, i)
 			continue
 		}
-		out[i] = &batching.Response{Code: pt.code, Message: pt.message, Props: pt.props, Body: body(pt.items)}
+		all[i] = batching.Response{Code: pt.code, Message: pt.message, Props: pt.props(shared), Body: pt.body}
+		out[i] = &all[i]
 	}
 	if missing != nil {
 		return out, fmt.Errorf("%w: requests %v of %d", ErrMissingItem, missing, len(parts))

@@ -146,7 +146,44 @@ func checkPart(t *testing.T, i int, got *batching.Response, w *splitWant) {
 	if got == nil {
 		t.Fatalf("item %d missing", i)
 	}
-	if got.Code != w.code || got.Message != w.message || string(got.Body) != w.body || !reflect.DeepEqual(got.Props, w.props) {
+	if got.Code != w.code || got.Message != w.message || string(got.Body) != w.body || !reflect.DeepEqual(propMap(got.Props), w.props) {
 		t.Errorf("item %d: %d %q %q %v, want %d %q %q %v", i, got.Code, got.Message, got.Body, got.Props, w.code, w.message, w.body, w.props)
+	}
+}
+
+// propMap folds properties into a map, a later one winning, as the answer
+// writer applies them.
+func propMap(props []batching.Prop) map[string]string {
+	m := map[string]string{}
+	for _, p := range props {
+		m[p.Key] = p.Value
+	}
+	return m
+}
+
+// TestSplitBatchSharesProps checks that the responses of a batch share one
+// slice of the batch's properties, which none of them can change for the
+// others, and that a request's own properties come after the shared ones.
+func TestSplitBatchSharesProps(t *testing.T) {
+	resp := &Response{Code: 200,
+		Props:   []batching.Prop{prop("content-type", "text/plain"), prop("batch_002.x", "own")},
+		Content: []batching.Item{item("batch_000.data", "a"), item("batch_001.data", "b"), item("batch_002.data", "c")}}
+	got, err := SplitBatch(resp, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &got[0].Props[0] != &got[1].Props[0] || len(got[0].Props) != 1 || cap(got[0].Props) != 1 {
+		t.Errorf("requests without properties of their own do not share one full slice: %v, %v", got[0].Props, got[1].Props)
+	}
+	if want := []batching.Prop{prop("content-type", "text/plain"), prop("x", "own")}; !reflect.DeepEqual(got[2].Props, want) {
+		t.Errorf("request 2's properties = %v, want %v", got[2].Props, want)
+	}
+	got[0].Props = append(got[0].Props, prop("y", "1"))
+	if len(got[1].Props) != 1 || got[2].Props[1].Key != "x" {
+		t.Errorf("appending to one answer's properties changed another's: %v, %v", got[1].Props, got[2].Props)
+	}
+	whole := &Response{Code: 200, Props: []batching.Prop{prop("a", "1")}, Content: []batching.Item{item("batch_0.data", "a")}}
+	if got, _ := SplitBatch(whole, 1); &got[0].Props[0] != &whole.Props[0] {
+		t.Error("a reply with no prefixed property was copied")
 	}
 }
