@@ -117,63 +117,94 @@ func NewQueue(capacity int, opts ...Option) *Queue {
 
 // Push queues j, which must not be nil. It never blocks: a full queue
 // returns ErrQueueFull at once, a closed or draining one the error it was
-// closed or drained with (which wraps ErrClosed), and a job whose client has already gone
-// ErrClientGone. A job that Push refuses is not answered; the caller answers
-// it with the error.
-func (q *Queue) Push(j *Job) error { return q.push(j, false) }
-
-// Requeue queues j like Push, also while the queue drains: it gives back a
-// job that was handed out but never reached a worker (the worker died), so
-// that another worker may still serve it.
-func (q *Queue) Requeue(j *Job) error { return q.push(j, true) }
-
-func (q *Queue) push(j *Job, requeue bool) error {
-	q.mu.Lock()
-	if q.draining != nil && !requeue && !q.st.closed {
-		q.mu.Unlock()
-		return q.draining
-	}
-	now := q.now()
-	if !requeue && q.direct(j, now) {
-		return nil // q.mu was released
-	}
-	e, err := q.st.push(j, now)
-	if err == nil {
-		j.entry = e
-		j.queue.Store(q)
-	}
-	if d, ok := j.Deadline(); ok && err == nil {
-		q.armLocked(d)
-	}
-	q.mu.Unlock()
-	if err == nil {
-		q.signal()
+// closed or drained with (which wraps ErrClosed), and a job whose client
+// has already gone ErrClientGone. A job that Push refuses is not answered;
+// the caller answers it with the error. A job that would leave alone and
+// at once anyway is sent to the waiting collector's worker from this
+// goroutine (Rule.Direct).
+func (q *Queue) Push(j *Job) error {
+	send, err := q.Accept(j)
+	if send != nil {
+		return send()
 	}
 	return err
 }
 
-// direct sends j through the waiting collector's Rule.Direct when the job
-// would leave alone and at once anyway, and reports whether it did; then
-// q.mu, which is held, has been released.
-func (q *Queue) direct(j *Job, now time.Time) bool {
+// Accept is Push for a caller that holds a lock a worker's send must not
+// run under. When j would go to a worker directly (Rule.Direct), Accept
+// only claims the waiting collector for it and returns send, which the
+// caller must call once it has released its locks: send gives j to the
+// worker, or queues it when the worker is no longer idle, and returns
+// Push's error. Until send has run, Held counts j and no other job goes
+// directly. Otherwise send is nil and err is Push's.
+func (q *Queue) Accept(j *Job) (send func() error, err error) {
+	q.mu.Lock()
+	if q.draining != nil && !q.st.closed {
+		q.mu.Unlock()
+		return nil, q.draining
+	}
+	if direct := q.claimLocked(j); direct != nil {
+		q.mu.Unlock()
+		return func() error { return q.sendDirect(j, direct) }, nil
+	}
+	err = q.enqueueLocked(j)
+	q.mu.Unlock()
+	return nil, err
+}
+
+// Requeue queues j like Push, also while the queue drains, and never
+// directly: it gives back a job that was handed out but never reached a
+// worker (the worker died), so that another worker may still serve it.
+func (q *Queue) Requeue(j *Job) error {
+	q.mu.Lock()
+	err := q.enqueueLocked(j)
+	q.mu.Unlock()
+	return err
+}
+
+// enqueueLocked puts j in the queue and wakes the collector; q.mu is held.
+func (q *Queue) enqueueLocked(j *Job) error {
+	e, err := q.st.push(j, q.now())
+	if err != nil {
+		return err
+	}
+	j.entry = e
+	j.queue.Store(q)
+	if d, ok := j.Deadline(); ok {
+		q.armLocked(d)
+	}
+	q.signal()
+	return nil
+}
+
+// claimLocked returns the waiting collector's Rule.Direct, and claims it,
+// when j would leave alone and at once anyway: the queue is empty, the
+// collector waits with an empty batch, its worker is idle, and its batch
+// size is 1 or it batches adaptively. Otherwise it returns nil. q.mu is
+// held.
+func (q *Queue) claimLocked(j *Job) func(*Job) bool {
 	r := &q.holder
 	if !q.holding || q.claimed || q.st.closed || q.st.queued > 0 || q.st.taken > 0 ||
-		!r.leavesAlone() || !r.idle() || j.Gone() || j.Expired(now) {
-		return false
+		!r.leavesAlone() || !r.idle() || j.Gone() || j.Expired(q.now()) {
+		return nil
 	}
-	send := r.Direct
 	q.claimed = true
-	q.mu.Unlock()
-	sent := send(j)
+	return r.Direct
+}
+
+// sendDirect sends j through a claimed Rule.Direct, or queues it when the
+// worker took other work meanwhile, and gives the claim back.
+func (q *Queue) sendDirect(j *Job, direct func(*Job) bool) error {
+	sent := direct(j)
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	q.claimed = false
 	if !sent {
-		return false
+		return q.enqueueLocked(j) // accepted before any drain began: it is served
 	}
 	q.st.stats.Pushed++
 	q.st.stats.Dispatched++
-	q.mu.Unlock()
-	return true
+	return nil
 }
 
 // ExpireHeld answers with ErrExpired a job the queue handed out that its
@@ -415,13 +446,18 @@ func (q *Queue) Len() int {
 	return q.st.queued
 }
 
-// Held returns how many jobs the queue holds: those waiting and those in
-// a batch being filled. A queue whose Held is 0 has no job that a worker
+// Held returns how many jobs the queue holds: those waiting, those in a
+// batch being filled and one claimed for a direct send (Accept) that has
+// not been sent yet. A queue whose Held is 0 has no job that a worker
 // has not yet been handed.
 func (q *Queue) Held() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.st.queued + q.st.taken
+	n := q.st.queued + q.st.taken
+	if q.claimed {
+		n++ // a job on its way to a worker directly (Accept)
+	}
+	return n
 }
 
 // Cap returns the queue's bound.

@@ -417,7 +417,10 @@ func firstLine(s string) string {
 // has taken it by then. A model still loading (PENDING) queues the job like
 // any other: its first worker takes it once it is up; an unloaded one
 // starts loading for it. The job is queued under the model's lock, so
-// that an eviction, which looks at the queue under that lock, sees it.
+// that an eviction, which looks at the queue under that lock, sees it; a
+// job that goes to an idle worker directly (batching.Queue.Accept) is
+// claimed under the lock, which the queue counts as held, and sent after
+// it: a send is a process call, and its failure path takes the lock.
 func (m *Model) submit(j *batching.Job) error {
 	m.mu.Lock()
 	state, q := m.state, m.queue
@@ -426,11 +429,14 @@ func (m *Model) submit(j *batching.Job) error {
 		return m.refusal(state)
 	}
 	j.SetDeadline(j.Created().Add(m.cfg.PredictTimeout))
-	err := q.Push(j)
+	send, err := q.Accept(j)
 	if err == nil && state == stateUnloaded {
 		m.beginLoadLocked(true)
 	}
 	m.mu.Unlock()
+	if send != nil {
+		err = send()
+	}
 	if err != nil {
 		if errors.Is(err, batching.ErrQueueFull) {
 			return fmt.Errorf("%w: model %s has %d requests waiting (job_queue_size)", err, m.name, q.Cap())
