@@ -198,3 +198,60 @@ func TestPushDirectOnlyWhenEmpty(t *testing.T) {
 		}
 	})
 }
+
+// TestAcceptClaims checks Accept's two steps: a job that would go directly
+// only claims the collector, which Held counts and no other job can take
+// (a second job is queued), and goes to the worker when send runs; a job
+// whose direct send is refused by then is queued behind.
+func TestAcceptClaims(t *testing.T) {
+	for _, refuse := range []bool{false, true} {
+		t.Run(fmt.Sprintf("refuse=%v", refuse), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				q := NewQueue(10)
+				defer q.Close(nil)
+				var sent []string
+				r := newWorkerState(false).rule(1, 0, false)
+				r.Direct = func(j *Job) bool {
+					if refuse {
+						return false
+					}
+					sent = append(sent, j.ID)
+					j.Finish(&Response{Code: 200})
+					return true
+				}
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				w := collectIn(ctx, q, r)
+				synctest.Wait()
+				first := NewJob("first", Input{}, time.Now(), time.Time{})
+				send, err := q.Accept(first)
+				if send == nil || err != nil {
+					t.Fatalf("Accept: send %v, %v; want a claim", send != nil, err)
+				}
+				if n := q.Held(); n != 1 {
+					t.Errorf("Held with a claim = %d, want 1", n)
+				}
+				second := NewJob("second", Input{}, time.Now(), time.Time{})
+				if send2, err := q.Accept(second); send2 != nil || err != nil {
+					t.Fatalf("a second Accept during the claim: send %v, %v; want it queued", send2 != nil, err)
+				}
+				got, err := w.wait()
+				if err != nil || !slices.Equal(got.ids, []string{"second"}) {
+					t.Fatalf("the collector got %v, %v; want [second] from the queue", got.ids, err)
+				}
+				if err := send(); err != nil {
+					t.Fatal(err)
+				}
+				if refuse {
+					if sent != nil || q.Held() != 1 || q.Len() != 1 {
+						t.Errorf("a refused direct send: sent %v, Held %d, Len %d; want it queued", sent, q.Held(), q.Len())
+					}
+					return
+				}
+				if !slices.Equal(sent, []string{"first"}) || q.Held() != 0 || !first.Answered() {
+					t.Errorf("after send: sent %v, Held %d; want [first] sent directly", sent, q.Held())
+				}
+			})
+		})
+	}
+}

@@ -13,6 +13,8 @@ package worker
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +45,13 @@ type fakeRunner struct {
 	last     time.Time // when the last of them was answered
 	maxLine  int       // the most untracked batches the worker held at once
 	line     int       // untracked batches it holds now
+	batches  []fakeBatch
+}
+
+// fakeBatch is one untracked batch a worker was given.
+type fakeBatch struct {
+	size   int
+	direct bool // sent from inside Registry.Submit: the submitting goroutine, no hand-off
 }
 
 func newFakeRunner(spec process.Spec, pid int, rolling string) *fakeRunner {
@@ -157,6 +166,29 @@ func (r *fakeRunner) begin() error {
 func (r *fakeRunner) end() { r.ops.Done() }
 
 // maxHeld returns the most untracked batches the worker held at once.
+// given returns the untracked batches the worker was given, in order.
+func (r *fakeRunner) given() []fakeBatch {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.batches)
+}
+
+// calledFrom reports whether the function named with suffix fn is on the
+// calling goroutine's stack.
+func calledFrom(fn string) bool {
+	pc := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pc[:runtime.Callers(2, pc)])
+	for {
+		f, more := frames.Next()
+		if strings.HasSuffix(f.Function, fn) {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
+}
+
 func (r *fakeRunner) maxHeld() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -233,6 +265,9 @@ func (r *fakeRunner) Dispatch(ctx context.Context, ins []*batching.Input, answer
 		done(err)
 		return err
 	}
+	r.mu.Lock()
+	r.batches = append(r.batches, fakeBatch{size: len(ins), direct: calledFrom(".(*Registry).Submit")})
+	r.mu.Unlock()
 	go func() {
 		defer r.end()
 		defer close(ended)

@@ -17,6 +17,9 @@ import (
 // soon as it has answered one, while the front-end fills the batch after.
 // The worker takes them one after another (its runtime reads the next
 // frame when it has written a reply), so the answers keep their order.
+// It must be at least 2: a direct send (batching.Rule.Direct) adds a batch
+// to an idle worker while the serve loop, which waited for room before it
+// began to collect, may still send the batch it collects.
 const pipelineDepth = 2
 
 // pipeline counts the batches a worker slot has on its process, for its
