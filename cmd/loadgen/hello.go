@@ -50,7 +50,8 @@ func helloCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 // serveHello serves on ln until ctx ends, then shuts the server down and
-// waits for it.
+// waits for it. It closes ln itself as well: a Shutdown that comes before
+// Serve has registered ln returns at once and leaves Serve accepting.
 func serveHello(ctx context.Context, ln net.Listener) error {
 	srv := newHelloServer()
 	done := make(chan error, 1)
@@ -60,10 +61,12 @@ func serveHello(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
-	if err := srv.Shutdown(); err != nil {
-		return err
+	err := srv.Shutdown()
+	_ = ln.Close() // Serve's accept then ends; closing twice only errs
+	if serr := <-done; err == nil {
+		err = serr
 	}
-	return <-done
+	return err
 }
 
 // helloProc is a bare server running in a subprocess.
