@@ -12,7 +12,8 @@ import (
 )
 
 // TestShutdownUnderLoad sends SIGTERM while one request runs and six wait
-// on a model with one worker, with a 30 s grace period: the queue drains,
+// on a model with one worker (one held by the worker behind the one it
+// runs, five queued), with a 30 s grace period: the queue drains,
 // all seven are answered 200, the process exits 0 within the grace period,
 // and no worker process or socket file is left.
 func TestShutdownUnderLoad(t *testing.T) {
@@ -24,9 +25,9 @@ func TestShutdownUnderLoad(t *testing.T) {
 	pids := s.live("steady")
 	result := make(chan []outcome, 1)
 	go func() { result <- load(s, "steady", 7, 7, time.Minute, nil, "X-Sleep", "1") }()
-	testutil.WaitFor(t, 30*time.Second, "one running and six queued", func() bool {
+	testutil.WaitFor(t, 30*time.Second, "one running, one held behind it and five queued", func() bool {
 		rec := s.Describe("steady")
-		return busyWorkers(rec) == 1 && rec.RequestInQueue == 6
+		return busyWorkers(rec) == 1 && dispatched(s, "steady") == 2 && rec.RequestInQueue == 5
 	})
 	began := time.Now()
 	s.Signal(syscall.SIGTERM)
@@ -76,7 +77,8 @@ func checkNothingLeft(t *testing.T, s *Server, pids []int) {
 }
 
 // TestShutdownGraceEnds sends SIGTERM while a request runs far longer than
-// the grace period and another waits behind it: both are answered 503 when
+// the grace period and another waits behind it (held by the worker, which
+// has not started it): both are answered 503 when
 // the grace period ends, the process exits right after, and its workers are
 // gone.
 func TestShutdownGraceEnds(t *testing.T) {
@@ -88,9 +90,8 @@ func TestShutdownGraceEnds(t *testing.T) {
 	pids := s.live("endless")
 	result := make(chan []outcome, 1)
 	go func() { result <- load(s, "endless", 2, 2, clientTimeout, nil, "X-Sleep", "120") }()
-	testutil.WaitFor(t, 30*time.Second, "one request running, one queued", func() bool {
-		rec := s.Describe("endless")
-		return busyWorkers(rec) == 1 && rec.RequestInQueue == 1
+	testutil.WaitFor(t, 30*time.Second, "one request running, one held behind it", func() bool {
+		return busyWorkers(s.Describe("endless")) == 1 && dispatched(s, "endless") == 2
 	})
 	began := time.Now()
 	s.Signal(syscall.SIGTERM)
