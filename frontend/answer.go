@@ -288,9 +288,10 @@ func validHeaderValue(v string) bool {
 // a framer. fasthttp writes each Read as one chunk and flushes it, so the
 // headers leave with the first chunk. fasthttp calls Close when the body is
 // done or the client is gone (a write failed); Close cancels the job, which
-// makes the worker stop a tracked request, and counts the request. Reads wait under ctx, a child of the server's base context, so
-// that a forced shutdown ends a stream whose worker has gone quiet; the
-// peer watch cancels ctx and the job as soon as the client hangs up.
+// makes the worker stop a tracked request, and counts the request. Reads
+// wait under ctx, a child of the server's base context, so that a forced
+// shutdown ends a stream whose worker has gone quiet; the peer watch
+// cancels ctx and the job as soon as the client hangs up.
 // A stream that breaks with an error ends the way its framer says: with a
 // last line or event naming the error, or, for opaque streams, by failing
 // the Read, which makes fasthttp drop the connection without the closing
