@@ -5,10 +5,12 @@ It times, in µs per request, what the runtime does with every frame before
 the handler runs: parse the frame (protocol.parse_request), add device_id and
 model_dir, build the Input, read the handler name and the tracking id; then
 what a handler reads: nothing more, the batch size (the no-op model), one
-header (get_property("Content-Type") as DJL's handlers spell it) or every
-property (the dict). Frames are what the front-end sends for a request from
-the load generator (host, content-type, content-length, user-agent,
-request_id, handler): one alone, and a dynamic batch of 8.
+header (get_property("Content-Type") as DJL's handlers spell it), every
+property (the dict) or the batch split into one Input per request
+(get_batches(), as the generative handler and DJL's batch handlers do).
+Frames are what the front-end sends for a request from the load generator
+(host, content-type, content-length, user-agent, request_id, handler): one
+alone, and a dynamic batch of 8.
 
     python3 bench/parse_props.py [--runtime DIR] [--number N]
 
@@ -62,6 +64,7 @@ READS = {
     "+ batch size": lambda inputs: inputs.is_batch() and inputs.get_batch_size(),
     "+ one header": lambda inputs: inputs.get_property("Content-Type"),
     "+ every property": lambda inputs: inputs.get_properties(),
+    "+ get_batches": lambda inputs: inputs.get_batches(),
 }
 
 

@@ -20,11 +20,12 @@ def raw_request(pairs):
     return b"".join(parts)
 
 
-def both_ways(frame):
-    """Returns the Properties of frame from the in-place parser and from the stream reader."""
-    fast = protocol.parse_request(frame)[0]
-    slow = protocol.read_request(_reader(frame))[0]
-    return [("in place", fast), ("stream", slow)]
+def every_way(frame):
+    """Returns the props of frame from the in-place parser (decoded there or not) and the stream reader."""
+    return [("decoded in place", protocol.parse_request(frame, eager=protocol.MAX_INT16)[0]),
+            ("checked in place", protocol.parse_request(frame, eager=-1)[0]),
+            ("in place, default", protocol.parse_request(frame)[0]),
+            ("stream", protocol.read_request(_reader(frame))[0])]
 
 
 def _reader(data):
@@ -79,7 +80,7 @@ LOOKUPS = ["host", "content-type", "Content-Type", "CONTENT-TYPE", "handler", "a
 class PropertiesTest(unittest.TestCase):
     def test_lookups_match_the_dict(self):
         for name, pairs in CASES.items():
-            for how, props in both_ways(raw_request(pairs)):
+            for how, props in every_way(raw_request(pairs)):
                 with self.subTest(name, how=how):
                     props.extra = EXTRA
                     self._check(props, decoded(pairs, EXTRA))
@@ -95,25 +96,59 @@ class PropertiesTest(unittest.TestCase):
 
     def test_input_reads_the_same(self):
         for name, pairs in CASES.items():
-            with self.subTest(name):
-                lazy = _input(protocol.parse_request(raw_request(pairs))[0])
-                eager = Input(decoded(pairs, EXTRA), PairList(["data"], [b"{}"]))
-                for key in LOOKUPS:
-                    if isinstance(key, str):
-                        self.assertEqual(lazy.get_property(key), eager.get_property(key), key)
-                self.assertEqual(lazy.function_name, eager.function_name)
-                self.assertEqual(lazy.is_batch(), eager.is_batch())
-                self.assertEqual(lazy.properties, eager.properties)
+            for how, props in every_way(raw_request(pairs)):
+                with self.subTest(name, how=how):
+                    self._check_input(_input(props), pairs)
+
+    def _check_input(self, lazy, pairs):
+        eager = Input(decoded(pairs, EXTRA), PairList(["data"], [b"{}"]))
+        for key in LOOKUPS:
+            if isinstance(key, str):
+                self.assertEqual(lazy.get_property(key), eager.get_property(key), key)
+        self.assertEqual(lazy.function_name, eager.function_name)
+        self.assertEqual(lazy.is_batch(), eager.is_batch())
+        self.assertEqual(lazy.properties, eager.properties)
+        self.assertEqual(list(lazy.properties), list(eager.properties))
 
     def test_random_blocks(self):
         rng = random.Random(12)
         words = [b"a", b"A", b"b", b"k", b"K", b"\xff", b"x-a", b"X-A", None, b"\x00\x00\x00\x01a", b""]
         for _ in range(400):
             pairs = [(rng.choice(words), rng.choice(words)) for _ in range(rng.randrange(6))]
-            props = protocol.parse_request(raw_request(pairs))[0]
-            props.extra = EXTRA
+            for how, props in every_way(raw_request(pairs)):
+                props.extra = EXTRA
+                with self.subTest(pairs=pairs, how=how):
+                    self._check(props, decoded(pairs, EXTRA))
+
+    def test_ascii_and_other_blocks_decode_alike(self):
+        long_value = b"v" * 200  # its length has a byte over 0x7f: the block is not ASCII
+        for pairs in ([(b"a", b"1"), (b"b", b"")], [(b"a", long_value)], [(b"a", "\u00e9".encode())],
+                      [(b"a", None)], [(b"\x00", b"\x7f")]):
+            props = protocol.parse_request(raw_request(pairs), eager=-1)[0]
             with self.subTest(pairs=pairs):
-                self._check(props, decoded(pairs, EXTRA))
+                self.assertEqual(props.to_dict(), decoded(pairs, {}))
+
+    def test_batches_match_the_dict(self):
+        rng = random.Random(6)
+        keys = [b"handler", b"batch_000.a", b"batch_0.a", b"batch_0_a", b"batch_001.a",
+                b"batch_001.B", b"batch_1.b", b"batch_002.", b"batch_x.a", b"batch_003.\xff", b"\xff", None,
+                b"batch_10.c", b"Batch_001.a", b"batch_001.a\nb"]
+        values = [b"1", b"2", b"x", None, b"", "\u00e9".encode()]
+        content_keys = ["batch_000.data", "batch_001.data", "data", "batch_1_extra", None]
+        for _ in range(300):
+            pairs = [(b"batch_size", rng.choice([b"1", b"2", b"3"]))]
+            pairs += [(rng.choice(keys), rng.choice(values)) for _ in range(rng.randrange(12))]
+            names = rng.sample(content_keys, rng.randrange(len(content_keys) + 1))
+            content = [bytes([i]) for i in range(len(names))]
+            eager = Input(decoded(pairs, EXTRA), PairList(list(names), list(content)))
+            want = [(item.properties, item.content.keys, item.content.values) for item in eager.get_batches()]
+            for how, props in every_way(raw_request(pairs)):
+                props.extra = EXTRA
+                inputs = Input(props, PairList(list(names), list(content)))
+                got = [(item.properties, item.content.keys, item.content.values) for item in inputs.get_batches()]
+                with self.subTest(pairs=pairs, names=names, how=how):
+                    self.assertEqual(got, want)
+                    self.assertEqual([list(p) for p, _, _ in got], [list(p) for p, _, _ in want])
 
     def test_dict_is_built_once_and_kept(self):
         inputs = _input(protocol.parse_request(raw_request(CASES["typical"]))[0])
@@ -137,7 +172,7 @@ class PropertiesTest(unittest.TestCase):
 
     def test_block_is_a_copy(self):
         frame = raw_request(CASES["typical"]) + b"\x00" * 1000
-        props = protocol.parse_request(frame)[0]
+        props = protocol.parse_request(frame, eager=-1)[0]
         self.assertEqual(props.get("host"), "127.0.0.1:8080")
         self.assertLess(len(props._data), 200)  # pylint: disable=protected-access
 

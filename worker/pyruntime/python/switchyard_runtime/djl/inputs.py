@@ -12,6 +12,8 @@ from .pairlist import PairList
 # batch_<i>.<key> as the front-end sends it; batch_<i>_<key> as DJL's
 # test_model.create_concurrent_batch_request builds it.
 _BATCH_KEY = re.compile(r"batch_(\d+)[._](.*)", re.DOTALL)
+_SPLIT_LIMIT = 4096
+_splits = {}  # str key -> (index, name), or () for a shared key: the keys split so far
 
 
 class Input:
@@ -19,9 +21,10 @@ class Input:
 
     properties maps names (HTTP headers in lower case, request_id, ...) to
     strings; content is a PairList of named byte strings ("data" is the body).
-    The runtime passes the frame's properties as a wire Properties: the
+    The runtime passes a batch's properties as a wire Properties: the
     methods below read single properties from it without decoding the rest,
     and the properties attribute turns it into the dict once, when first read.
+    A lone request's come decoded (a wire Decoded, a dict).
     """
 
     def __init__(self, properties=None, content=None):
@@ -187,12 +190,28 @@ def _split(pairs):
     """Sorts pairs into shared ones (a dict) and per-item ones ({index: [(k, v)]})."""
     shared, per_item = {}, {}
     for key, value in pairs:
-        match = _BATCH_KEY.fullmatch(key) if key else None
-        if match is None:
-            shared[key] = value
+        where = _splits.get(key) if type(key) is str else None
+        if where is None:
+            where = _item_of(key)
+        if where:
+            index, name = where
+            per_item.setdefault(index, []).append((name, value))
         else:
-            per_item.setdefault(int(match.group(1)), []).append((match.group(2), value))
+            shared[key] = value
     return shared, per_item
+
+
+def _item_of(key):
+    """Returns (index, name) for a batch_<i>.<name> key, else (); str keys are remembered.
+
+    A batch carries the same keys request after request, so the regular
+    expression runs once per key rather than once per key and request.
+    """
+    match = _BATCH_KEY.fullmatch(key) if key else None
+    where = () if match is None else (int(match.group(1)), match.group(2))
+    if type(key) is str and len(_splits) < _SPLIT_LIMIT:
+        _splits[key] = where
+    return where
 
 
 def _batch_count(size, *indexed):

@@ -7,7 +7,10 @@ more than the handler's own work in a no-op model. The reader
 (protocol.parse_request) walks the block once, checking every length against
 the frame and the per-item cap, and keeps where each key starts; this module
 decodes a key's value when it is asked for, and the whole block into a dict
-when a handler wants the dict.
+when a handler wants the dict. A small block (a lone request's) is cheaper
+to decode while it is walked, as the runtime itself reads two properties of
+every request: the reader then hands over a Decoded, a dict with the same
+reads.
 
 A lookup gives what the dict would: keys and values decoded as UTF-8 with
 U+FFFD for invalid bytes, null strings as None, the last of repeated keys
@@ -46,17 +49,11 @@ class Properties:
 
     def to_dict(self):
         """Returns every property as a new dict, in the order a dict built pair by pair has."""
-        data, props = self._data, {}
-        for at in self._keys_at:  # _string twice, written out: this is the loop a dict costs
-            n = _i(data, at)[0]
-            at += 4
-            if n < 0:
-                key = None
-            else:
-                key = data[at:at + n].decode("utf-8", "replace")
-                at += n
-            n = _i(data, at)[0]
-            props[key] = None if n < 0 else data[at + 4:at + 4 + n].decode("utf-8", "replace")
+        data = self._data
+        if data.isascii():
+            props = _ascii_dict(data, self._keys_at)
+        else:
+            props = _utf8_dict(data, self._keys_at)
         if self.extra:
             props.update(self.extra)
         return props
@@ -131,6 +128,35 @@ class Properties:
         return hit
 
 
+class Decoded(dict):
+    """Decoded is a property block decoded as it was read: the dict itself, with Properties' reads.
+
+    Setting extra sets its properties on the dict, as the runtime did
+    before blocks were decoded when read; set it once.
+    """
+
+    __slots__ = ("_extra",)
+
+    @property
+    def extra(self):
+        """The properties set after the frame's (device_id, model_dir), or None."""
+        return getattr(self, "_extra", None)
+
+    @extra.setter
+    def extra(self, value):
+        self._extra = value
+        if value:
+            self.update(value)
+
+    def to_dict(self):
+        """Returns every property as a new dict."""
+        return dict(self)
+
+    def get_folded(self, key):
+        """Returns the value of the first property whose name equals key ignoring case."""
+        return _first_folded(self, key.lower())
+
+
 def _pattern(key):
     """Returns key as a frame holds it (int32 length + UTF-8), remembered for the next lookup.
 
@@ -147,6 +173,40 @@ def _pattern(key):
     if len(_patterns) < _CACHE_LIMIT and len(raw) <= 64:
         _patterns[key] = pattern
     return pattern
+
+
+def _ascii_dict(data, keys_at):
+    """Returns the pairs of an ASCII block as a dict, decoding the block in one call.
+
+    An ASCII block has no null string (its length is 0xFFFFFFFF), and its
+    text has the same offsets as its bytes, so each key is a slice of the
+    text, and each value runs from after its length to the next key.
+    """
+    text = data.decode("ascii")
+    ends = keys_at[1:]
+    ends.append(len(data))
+    props = {}
+    for at, end in zip(keys_at, ends):
+        at += 4
+        n = at + _i(data, at - 4)[0]
+        props[text[at:n]] = text[n + 4:end]
+    return props
+
+
+def _utf8_dict(data, keys_at):
+    """Returns the pairs of any checked block as a dict, decoding string by string."""
+    props = {}
+    for at in keys_at:  # _string twice, written out: this is the loop a dict costs
+        n = _i(data, at)[0]
+        at += 4
+        if n < 0:
+            key = None
+        else:
+            key = data[at:at + n].decode("utf-8", "replace")
+            at += n
+        n = _i(data, at)[0]
+        props[key] = None if n < 0 else data[at + 4:at + 4 + n].decode("utf-8", "replace")
+    return props
 
 
 def _string(data, at):

@@ -13,12 +13,13 @@ Readers take a ``read(n)`` function of a buffered binary stream (the socket's
 
 import struct
 
-from .properties import Properties
+from .properties import Decoded, Properties
 
 DEFAULT_MAX_ITEM = 64 << 20  # the per-item cap of protocol.md
 MAX_STRING = 0x7FFFFFFF  # strings carry a 32-bit length
 MAX_INT16 = 0x7FFF  # counts and status codes carry a 16-bit one
 BIG_READ = 1 << 20  # longer items are read in pieces of this size
+EAGER_PAIRS = 8  # parse_request decodes blocks of at most this many pairs (a lone request's) at once
 
 _S16 = struct.Struct(">h")
 _S32 = struct.Struct(">i")
@@ -141,17 +142,18 @@ def read_pieces(read, n, pieces=None):
     return b"".join(pieces)
 
 
-def parse_request(data, pos=0, max_item=DEFAULT_MAX_ITEM):
+def parse_request(data, pos=0, max_item=DEFAULT_MAX_ITEM, eager=EAGER_PAIRS):
     """Parses a request frame from data[pos:] (bytes) without reading anything.
 
     Returns (props, keys, values, next_pos), or None when data ends before
     the frame does. Raises ProtocolError for a frame that breaks the
     protocol. props is a Properties: every length is checked here, the
-    strings are decoded when read. This is FrameReader's fast path;
-    read_request is the general one.
+    strings are decoded when read; or, when the block has at most eager
+    pairs, a Decoded (a dict with the same reads) decoded here. This is
+    FrameReader's fast path; read_request is the general one.
     """
     try:
-        props, pos = _skim_props(data, pos, max_item)
+        props, pos = _skim_props(data, pos, max_item, eager)
         keys, values, pos = _parse_items(data, pos, max_item)
     except struct.error:
         return None
@@ -160,18 +162,21 @@ def parse_request(data, pos=0, max_item=DEFAULT_MAX_ITEM):
     return props, keys, values, pos
 
 
-def _skim_props(data, pos, max_item):
-    """Checks the property block at data[pos:] without decoding it.
+def _skim_props(data, pos, max_item, eager):
+    """Checks the property block at data[pos:], decoding it only when it has at most eager pairs.
 
     Returns a Properties over a copy of the block (so that it keeps no
-    larger buffer alive) and the position after it. A length past the end
-    of data raises struct.error (the frame is incomplete); the last
-    string's bytes are checked against the end by parse_request.
+    larger buffer alive), or a Decoded, and the position after it. A
+    length past the end of data raises struct.error (the frame is
+    incomplete); the last string's bytes are checked against the end by
+    parse_request.
     """
     count = _h(data, pos)[0]
     pos += 2
     if count < 0:
         raise ProtocolError("protocol: negative count %d" % count)
+    if count <= eager:
+        return _decode_props(data, pos, count, max_item)
     start, keys_at = pos, []
     for _ in range(count):
         keys_at.append(pos - start)
@@ -180,6 +185,29 @@ def _skim_props(data, pos, max_item):
         n = _i(data, pos)[0]
         pos += 4 + n if 0 <= n <= max_item else _odd_length(n, max_item)
     return Properties(data[start:pos], keys_at), pos
+
+
+def _decode_props(data, pos, count, max_item):
+    """Checks and decodes count pairs at data[pos:] in one pass, as _skim_props checks them."""
+    props = Decoded()
+    for _ in range(count):  # _parse_string twice, written out: a call per string costs more
+        n = _i(data, pos)[0]
+        pos += 4
+        if 0 <= n <= max_item:
+            key = data[pos:pos + n].decode("utf-8", "replace")
+            pos += n
+        else:
+            _odd_length(n, max_item)  # a null string, or an error
+            key = None
+        n = _i(data, pos)[0]
+        pos += 4
+        if 0 <= n <= max_item:
+            props[key] = data[pos:pos + n].decode("utf-8", "replace")
+            pos += n
+        else:
+            _odd_length(n, max_item)
+            props[key] = None
+    return props, pos
 
 
 def _odd_length(n, max_item):
