@@ -6,6 +6,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -231,4 +232,35 @@ func TestPinnedModelsOnBrokenNVML(t *testing.T) {
 			t.Errorf("scale startup = %v, want it refused", err)
 		}
 	})
+}
+
+// TestMemoryErrorSaysItOnce: a gpu refusal becomes a 507 (api's sentinel)
+// without saying "not enough memory" twice in the message a client gets;
+// a device that is down keeps both parts, since each says something.
+func TestMemoryErrorSaysItOnce(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"no room", fmt.Errorf("%w: model needs 10 MiB + 500 MiB reserved; gpu 0 has 100 MiB free of 81559", gpu.ErrInsufficientMemory),
+			"gpu: not enough memory: model needs 10 MiB + 500 MiB reserved; gpu 0 has 100 MiB free of 81559"},
+		{"down", fmt.Errorf("%w: gpu 1 is down", gpu.ErrDeviceDown),
+			"api: not enough memory: gpu: device down: gpu 1 is down"},
+		{"already api", fmt.Errorf("%w: cpu", api.ErrInsufficientMemory), "api: not enough memory: cpu"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := memoryError(tt.err)
+			if !errors.Is(err, api.ErrInsufficientMemory) || !errors.Is(err, tt.err) {
+				t.Errorf("%v does not wrap both api.ErrInsufficientMemory and %v", err, tt.err)
+			}
+			if err.Error() != tt.want {
+				t.Errorf("message %q, want %q", err.Error(), tt.want)
+			}
+		})
+	}
+	if memoryError(nil) != nil {
+		t.Error("memoryError(nil) is not nil")
+	}
 }

@@ -158,13 +158,24 @@ func (r *Registry) precheckGPUs(m *Model, extra map[*group]int) error {
 	return nil
 }
 
-// memoryError makes a gpu package memory error an api one (507).
+// memoryError makes a gpu package memory error an api one (507). A gpu
+// refusal already says "not enough memory", so its message stays as it is.
 func memoryError(err error) error {
-	if err == nil || errors.Is(err, api.ErrInsufficientMemory) {
+	switch {
+	case err == nil || errors.Is(err, api.ErrInsufficientMemory):
 		return err
+	case errors.Is(err, gpu.ErrInsufficientMemory):
+		return apiMemoryError{err}
 	}
 	return fmt.Errorf("%w: %w", api.ErrInsufficientMemory, err)
 }
+
+// apiMemoryError is a gpu refusal that also matches
+// api.ErrInsufficientMemory, with the gpu error's message alone.
+type apiMemoryError struct{ err error }
+
+func (e apiMemoryError) Error() string   { return e.err.Error() }
+func (e apiMemoryError) Unwrap() []error { return []error{api.ErrInsufficientMemory, e.err} }
 
 // gpuRequest is a placement request for one worker on the allowed GPUs.
 func (n memoryNeeds) gpuRequest(allowed []int, placed map[string]int) gpu.Request {
