@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command: installs what the tests need, then runs the checks
-# (gofmt, go vet, staticcheck, flake8 and pylint) and every test (Go unit
+# (no tracked binaries, gofmt, go vet, staticcheck, flake8 and pylint) and every test (Go unit
 # tests, the Python runtime's and the example models' unit tests, and the
 # end-to-end tests with real Python workers).
 set -euo pipefail
@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh
 
 export CGO_ENABLED=1
+scripts/check_binaries.sh
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then
   echo "gofmt needed:" >&2; echo "$unformatted" >&2; exit 1
