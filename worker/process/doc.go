@@ -14,11 +14,15 @@
 // Each process has two goroutines of its own: one waits for the OS process
 // and one reads the connection. Stop ends both and waits for them.
 //
-// Worker output is forwarded to the injected logger line by line, with the
-// fields model, worker, pid and stream. A line that starts with a Python
-// logging level (DEBUG, INFO, WARNING, ERROR, CRITICAL, optionally in
-// brackets) is logged at that level; other stdout lines at Info and other
-// stderr lines at Warn. The last 50 stderr lines are kept for error messages.
+// Worker output is forwarded to the injected logger with the fields model,
+// worker, pid and stream. A line that starts with a Python logging level
+// (DEBUG, INFO, WARNING, ERROR, CRITICAL, optionally in brackets) is logged
+// at that level; other stdout lines at Info and other stderr lines at Warn.
+// A Python traceback is one record, not one per line: its whole text is the
+// field traceback, and the logging line just before it (logging.exception's)
+// is its message and level; a bare traceback logs at Error with its
+// exception line as the message. The last 50 stderr lines are kept, line by
+// line, for error messages.
 //
 // The package knows nothing of models, queues or scaling: package worker's
 // registry starts processes through it and decides when to.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -17,18 +18,28 @@ const (
 	maxLogLine = 64 << 10
 )
 
-// lineWriter is a worker's stdout or stderr: it logs every line and hands it
-// to onLine. os/exec's copying goroutine is its only writer.
+// holdFor is how long the writer waits, after the last line, for a line
+// that would continue the record it holds back (a traceback's next line).
+const holdFor = 50 * time.Millisecond
+
+// lineWriter is a worker's stdout or stderr: it hands every line to onLine
+// at once and logs the lines as records (a Python traceback as one record,
+// see joiner). os/exec's copying goroutine is its only writer; a timer logs
+// a held-back record once the output has been quiet for holdFor.
 type lineWriter struct {
 	log    atomic.Pointer[zap.Logger]
 	stream string
-	level  zapcore.Level // for lines without a level of their own
 	onLine func(string)
+
+	mu     sync.Mutex // guards buf, join and timer
 	buf    []byte
+	join   joiner
+	timer  *time.Timer
+	closed bool
 }
 
 func newLineWriter(log *zap.Logger, stream string, level zapcore.Level, onLine func(string)) *lineWriter {
-	w := &lineWriter{stream: stream, level: level, onLine: onLine}
+	w := &lineWriter{stream: stream, onLine: onLine, join: joiner{def: level}}
 	w.setLogger(log)
 	return w
 }
@@ -39,6 +50,8 @@ func (w *lineWriter) setLogger(log *zap.Logger) { w.log.Store(log) }
 // Write logs every complete line of b and keeps the rest for the next call.
 func (w *lineWriter) Write(b []byte) (int, error) {
 	n := len(b)
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	for {
 		i := bytes.IndexByte(b, '\n')
 		if i < 0 {
@@ -52,49 +65,85 @@ func (w *lineWriter) Write(b []byte) (int, error) {
 	if len(w.buf) >= maxLogLine {
 		w.emit()
 	}
+	w.armLocked()
 	return n, nil
 }
 
-// flush logs a last line that had no newline; call it after the process
-// has been waited for.
+// flush logs a last line that had no newline and the record held back;
+// call it after the process has been waited for.
 func (w *lineWriter) flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if len(w.buf) > 0 {
 		w.emit()
 	}
+	w.write(w.join.flush())
+	w.closed = true
+	if w.timer != nil {
+		w.timer.Stop()
+	}
 }
 
+// emit takes the line in buf; w.mu is held.
 func (w *lineWriter) emit() {
 	line := strings.TrimRight(string(w.buf), "\r")
 	w.buf = w.buf[:0]
-	if ce := w.log.Load().Check(lineLevel(line, w.level), line); ce != nil {
-		ce.Write(zap.String("stream", w.stream))
-	}
+	w.write(w.join.add(line))
 	w.onLine(line)
 }
 
-// lineLevel reads a Python logging level at the start of line ("INFO:...",
-// "WARNING ...", "[ERROR] ..."), or returns def. CRITICAL and FATAL log at
-// Error: zap's Fatal would end the front-end.
-func lineLevel(line string, def zapcore.Level) zapcore.Level {
+// write logs records; w.mu is held.
+func (w *lineWriter) write(records []*record) {
+	log := w.log.Load()
+	for _, r := range records {
+		if ce := log.Check(r.level, r.message()); ce != nil {
+			ce.Write(append(r.fields(), zap.String("stream", w.stream))...)
+		}
+	}
+}
+
+// armLocked starts the quiet timer when a record is held back.
+func (w *lineWriter) armLocked() {
+	if w.join.pending == nil || w.closed {
+		return
+	}
+	if w.timer == nil {
+		w.timer = time.AfterFunc(holdFor, w.quiet)
+		return
+	}
+	w.timer.Reset(holdFor)
+}
+
+// quiet logs the record held back once the output has been quiet.
+func (w *lineWriter) quiet() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.write(w.join.flush())
+}
+
+// levelOf reads a Python logging level at the start of line ("INFO:...",
+// "WARNING ...", "[ERROR] ..."), and whether there is one. CRITICAL and
+// FATAL log at Error: zap's Fatal would end the front-end.
+func levelOf(line string) (zapcore.Level, bool) {
 	word := strings.TrimPrefix(line, "[")
 	end := strings.IndexFunc(word, func(r rune) bool { return r < 'A' || r > 'Z' })
 	if end < 0 {
 		end = len(word)
 	}
 	if end < len(word) && !strings.ContainsRune(":] -|", rune(word[end])) {
-		return def
+		return 0, false
 	}
 	switch word[:end] {
 	case "DEBUG":
-		return zap.DebugLevel
+		return zap.DebugLevel, true
 	case "INFO":
-		return zap.InfoLevel
+		return zap.InfoLevel, true
 	case "WARN", "WARNING":
-		return zap.WarnLevel
+		return zap.WarnLevel, true
 	case "ERROR", "CRITICAL", "FATAL":
-		return zap.ErrorLevel
+		return zap.ErrorLevel, true
 	}
-	return def
+	return 0, false
 }
 
 // ring keeps the last lines written to it.

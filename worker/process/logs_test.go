@@ -11,28 +11,29 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 )
 
-func TestLineLevel(t *testing.T) {
+func TestLevelOf(t *testing.T) {
 	tests := []struct {
-		line string
-		want zapcore.Level
+		line  string
+		want  zapcore.Level
+		found bool
 	}{
-		{"INFO:root:loaded", zap.InfoLevel},
-		{"DEBUG:x", zap.DebugLevel},
-		{"WARNING: careful", zap.WarnLevel},
-		{"WARN careful", zap.WarnLevel},
-		{"[ERROR] broke", zap.ErrorLevel},
-		{"CRITICAL:root:dead", zap.ErrorLevel},
-		{"FATAL - dead", zap.ErrorLevel},
-		{"INFORMATION here", zap.WarnLevel},
-		{"Traceback (most recent call last):", zap.WarnLevel},
-		{"ERROR", zap.ErrorLevel},
-		{"", zap.WarnLevel},
-		{"info: lower case is not a level", zap.WarnLevel},
+		{"INFO:root:loaded", zap.InfoLevel, true},
+		{"DEBUG:x", zap.DebugLevel, true},
+		{"WARNING: careful", zap.WarnLevel, true},
+		{"WARN careful", zap.WarnLevel, true},
+		{"[ERROR] broke", zap.ErrorLevel, true},
+		{"CRITICAL:root:dead", zap.ErrorLevel, true},
+		{"FATAL - dead", zap.ErrorLevel, true},
+		{"INFORMATION here", 0, false},
+		{"Traceback (most recent call last):", 0, false},
+		{"ERROR", zap.ErrorLevel, true},
+		{"", 0, false},
+		{"info: lower case is not a level", 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {
-			if got := lineLevel(tt.line, zap.WarnLevel); got != tt.want {
-				t.Errorf("lineLevel(%q) = %v, want %v", tt.line, got, tt.want)
+			if got, found := levelOf(tt.line); got != tt.want || found != tt.found {
+				t.Errorf("levelOf(%q) = %v, %v; want %v, %v", tt.line, got, found, tt.want, tt.found)
 			}
 		})
 	}
