@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/switchyard/switchyard/message"
 )
 
 // BenchmarkQueue measures Push+Next throughput: parallel producers push
@@ -45,7 +47,7 @@ func BenchmarkQueue(b *testing.B) {
 }
 
 func produce(b *testing.B, q *Queue) {
-	j := NewJob("", Input{}, time.Time{}, time.Time{})
+	j := NewJob("", message.Input{}, time.Time{}, time.Time{})
 	for {
 		err := q.Push(j)
 		if err == nil {

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 )
 
 func ExampleNewQueue() {
 	q := batching.NewQueue(2)
 	defer q.Close(nil)
 	for _, id := range []string{"r1", "r2", "r3"} {
-		j := batching.NewJob(id, batching.Input{}, time.Now(), time.Time{})
+		j := batching.NewJob(id, message.Input{}, time.Now(), time.Time{})
 		if err := q.Push(j); errors.Is(err, batching.ErrQueueFull) {
 			fmt.Println(id, "refused:", err)
 		}
@@ -28,7 +29,7 @@ func ExampleNewQueue() {
 func ExampleQueue_Next() {
 	q := batching.NewQueue(100)
 	for _, id := range []string{"r1", "r2", "r3"} {
-		j := batching.NewJob(id, batching.Input{}, time.Now(), time.Time{})
+		j := batching.NewJob(id, message.Input{}, time.Now(), time.Time{})
 		_ = q.Push(j)
 	}
 	// A worker with batch_size 2 takes a full batch at once, then what is
@@ -42,7 +43,7 @@ func ExampleQueue_Next() {
 		var names []string
 		for _, j := range batch {
 			names = append(names, j.ID)
-			j.Finish(&batching.Response{Code: 200})
+			j.Finish(&message.Response{Code: 200})
 		}
 		fmt.Println(strings.Join(names, " "))
 	}

@@ -3,10 +3,11 @@ package batching
 import (
 	"context"
 	"errors"
-	"io"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/switchyard/switchyard/message"
 )
 
 // Sentinel errors of a job's life in the queue. The front-end maps them to
@@ -24,51 +25,6 @@ var (
 	ErrClientGone = errors.New("batching: client gone")
 )
 
-// Prop is one request or response property (an HTTP header, for instance)
-// as the wire carries it.
-type Prop struct {
-	Key   string
-	Value string
-}
-
-// Item is one named piece of request content ("data" for the body).
-type Item struct {
-	Key   string
-	Value []byte
-}
-
-// Input is a request as a worker receives it: properties and named content.
-type Input struct {
-	Props   []Prop
-	Content []Item
-}
-
-// Response is a worker's answer to one job. When Stream is not nil the body
-// arrives as chunks on it and Body is empty.
-//
-// Props are the worker's response properties in the order they came; a
-// later one of the same name wins over an earlier one. The answers to the
-// requests of one dynamic batch share the batch's properties: Props is
-// read-only, and must not be changed or appended to in place.
-type Response struct {
-	Code    int
-	Message string
-	Props   []Prop
-	Body    []byte
-	Stream  *Stream
-}
-
-// Prop returns the value of the last property named key, and whether there
-// is one.
-func (r *Response) Prop(key string) (string, bool) {
-	for i := len(r.Props) - 1; i >= 0; i-- {
-		if r.Props[i].Key == key {
-			return r.Props[i].Value, true
-		}
-	}
-	return "", false
-}
-
 // Job is one accepted request on its way through a model's queue to a worker.
 // It is answered exactly once: the first Finish, Fail or Cancel wins and
 // later ones are ignored.
@@ -79,14 +35,14 @@ func (r *Response) Prop(key string) (string, bool) {
 // (a rolling-batch request, which the worker must be told to stop).
 type Job struct {
 	ID    string
-	Input Input
+	Input message.Input
 
 	created  time.Time
 	deadline time.Time
 
 	answered atomic.Bool
 	done     chan struct{}
-	resp     *Response
+	resp     *message.Response
 	err      error
 
 	cause atomic.Pointer[error] // why the client will not hear; nil while it waits
@@ -100,7 +56,7 @@ type Job struct {
 
 // NewJob returns a job created at now. A zero deadline means the job never
 // expires in the queue.
-func NewJob(id string, in Input, now, deadline time.Time) *Job {
+func NewJob(id string, in message.Input, now, deadline time.Time) *Job {
 	return &Job{ID: id, Input: in, created: now, deadline: deadline, done: make(chan struct{})}
 }
 
@@ -176,12 +132,12 @@ func (j *Job) Expired(now time.Time) bool {
 func (j *Job) Gone() bool { return j.cause.Load() != nil }
 
 // Finish answers the job with r. It reports whether this call gave the answer.
-func (j *Job) Finish(r *Response) bool { return j.settle(r, nil) }
+func (j *Job) Finish(r *message.Response) bool { return j.settle(r, nil) }
 
 // Fail answers the job with err. It reports whether this call gave the answer.
 func (j *Job) Fail(err error) bool { return j.settle(nil, err) }
 
-func (j *Job) settle(r *Response, err error) bool {
+func (j *Job) settle(r *message.Response, err error) bool {
 	if !j.answered.CompareAndSwap(false, true) {
 		return false
 	}
@@ -198,85 +154,17 @@ func (j *Job) Done() <-chan struct{} { return j.done }
 func (j *Job) Answered() bool { return j.answered.Load() }
 
 // Result returns the job's answer; call it after Done is closed.
-func (j *Job) Result() (*Response, error) {
+func (j *Job) Result() (*message.Response, error) {
 	<-j.done
 	return j.resp, j.err
 }
 
 // Wait blocks until the job is answered or ctx is done.
-func (j *Job) Wait(ctx context.Context) (*Response, error) {
+func (j *Job) Wait(ctx context.Context) (*message.Response, error) {
 	select {
 	case <-j.done:
 		return j.resp, j.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
-	}
-}
-
-// Stream carries a response body that arrives in chunks. Push never blocks,
-// so a slow reader cannot stall the worker connection that feeds it.
-type Stream struct {
-	mu     sync.Mutex
-	chunks [][]byte
-	closed bool
-	err    error
-	ready  chan struct{}
-}
-
-// NewStream returns an open, empty stream.
-func NewStream() *Stream { return &Stream{ready: make(chan struct{}, 1)} }
-
-// Push appends a chunk. Chunks pushed after Close are dropped.
-func (s *Stream) Push(chunk []byte) {
-	s.mu.Lock()
-	if !s.closed {
-		s.chunks = append(s.chunks, chunk)
-	}
-	s.mu.Unlock()
-	s.signal()
-}
-
-// Close ends the stream; a nil err is a clean end. Only the first Close counts.
-func (s *Stream) Close(err error) {
-	s.mu.Lock()
-	if !s.closed {
-		s.closed, s.err = true, err
-	}
-	s.mu.Unlock()
-	s.signal()
-}
-
-func (s *Stream) signal() {
-	select {
-	case s.ready <- struct{}{}:
-	default:
-	}
-}
-
-// Next returns the next chunk. After the last chunk it returns io.EOF for a
-// clean end, or the error the stream was closed with.
-func (s *Stream) Next(ctx context.Context) ([]byte, error) {
-	for {
-		s.mu.Lock()
-		if len(s.chunks) > 0 {
-			c := s.chunks[0]
-			s.chunks[0] = nil
-			s.chunks = s.chunks[1:]
-			s.mu.Unlock()
-			return c, nil
-		}
-		closed, err := s.closed, s.err
-		s.mu.Unlock()
-		if closed {
-			if err == nil {
-				err = io.EOF
-			}
-			return nil, err
-		}
-		select {
-		case <-s.ready:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
 	}
 }

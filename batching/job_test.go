@@ -3,25 +3,26 @@ package batching
 import (
 	"context"
 	"errors"
-	"io"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/switchyard/switchyard/message"
 )
 
 var errWorker = errors.New("worker died")
 
 func TestJobAnswersOnce(t *testing.T) {
-	ok := &Response{Code: 200, Body: []byte("first")}
-	later := &Response{Code: 500}
+	ok := &message.Response{Code: 200, Body: []byte("first")}
+	later := &message.Response{Code: 500}
 	tests := []struct {
 		name     string
 		answer   func(j *Job) []bool // each call's report, in order
 		wantWins []bool
-		wantResp *Response
+		wantResp *message.Response
 		wantErr  error
 	}{
 		{
@@ -47,7 +48,7 @@ func TestJobAnswersOnce(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			j := NewJob("j", Input{}, t0, time.Time{})
+			j := NewJob("j", message.Input{}, t0, time.Time{})
 			if j.Answered() {
 				t.Fatal("a new job is answered")
 			}
@@ -66,14 +67,14 @@ func TestJobAnswersOnce(t *testing.T) {
 // TestJobRacingAnswers has many goroutines answer one job at once: exactly
 // one of them wins, and every reader sees that answer.
 func TestJobRacingAnswers(t *testing.T) {
-	j := NewJob("j", Input{}, t0, time.Time{})
+	j := NewJob("j", message.Input{}, t0, time.Time{})
 	var wins atomic.Int32
 	var wg sync.WaitGroup
 	for i := range 16 {
 		wg.Go(func() {
 			var won bool
 			if i%2 == 0 {
-				won = j.Finish(&Response{Code: 200 + i})
+				won = j.Finish(&message.Response{Code: 200 + i})
 			} else {
 				won = j.Fail(errWorker)
 			}
@@ -95,13 +96,13 @@ func TestJobRacingAnswers(t *testing.T) {
 
 func TestJobWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		j := NewJob("j", Input{}, time.Now(), time.Time{})
+		j := NewJob("j", message.Input{}, time.Now(), time.Time{})
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		defer cancel()
 		if _, err := j.Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("Wait on an unanswered job = %v, want the context's error", err)
 		}
-		want := &Response{Code: 200}
+		want := &message.Response{Code: 200}
 		go func() {
 			time.Sleep(time.Second)
 			j.Finish(want)
@@ -131,7 +132,7 @@ func TestJobDeadline(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			j := NewJob("j", Input{}, t0, tt.deadline)
+			j := NewJob("j", message.Input{}, t0, tt.deadline)
 			if !tt.set.IsZero() {
 				j.SetDeadline(tt.set)
 			}
@@ -150,7 +151,7 @@ func TestJobDeadline(t *testing.T) {
 
 func TestJobCancel(t *testing.T) {
 	t.Run("waiting", func(t *testing.T) {
-		j := NewJob("j", Input{}, t0, time.Time{})
+		j := NewJob("j", message.Input{}, t0, time.Time{})
 		ctx := j.Context()
 		if j.Gone() || j.Cause() != nil || ctx.Err() != nil {
 			t.Fatalf("Gone = %v, Cause = %v, context %v before the client left", j.Gone(), j.Cause(), ctx.Err())
@@ -165,8 +166,8 @@ func TestJobCancel(t *testing.T) {
 		}
 	})
 	t.Run("answered", func(t *testing.T) {
-		j := NewJob("j", Input{}, t0, time.Time{})
-		ok := &Response{Code: 200}
+		j := NewJob("j", message.Input{}, t0, time.Time{})
+		ok := &message.Response{Code: 200}
 		j.Finish(ok)
 		j.Cancel(ErrClientGone)
 		if resp, err := j.Result(); resp != ok || err != nil || !j.Gone() {
@@ -174,115 +175,6 @@ func TestJobCancel(t *testing.T) {
 		}
 		if context.Cause(j.Context()) != ErrClientGone {
 			t.Errorf("a context taken after the cancel is not done with its cause: %v", context.Cause(j.Context()))
-		}
-	})
-}
-
-// readAll reads a stream to its end and returns its chunks and end error.
-func readAll(ctx context.Context, s *Stream) ([]string, error) {
-	var got []string
-	for {
-		c, err := s.Next(ctx)
-		if err != nil {
-			return got, err
-		}
-		got = append(got, string(c))
-	}
-}
-
-func TestStream(t *testing.T) {
-	errCut := errors.New("cut")
-	tests := []struct {
-		name    string
-		feed    func(s *Stream)
-		want    []string
-		wantErr error
-	}{
-		{
-			name: "chunks in order, clean end",
-			feed: func(s *Stream) {
-				s.Push([]byte("a"))
-				s.Push([]byte("b"))
-				s.Push([]byte("c"))
-				s.Close(nil)
-			},
-			want: []string{"a", "b", "c"}, wantErr: io.EOF,
-		},
-		{
-			name: "chunks before an error are still read",
-			feed: func(s *Stream) {
-				s.Push([]byte("a"))
-				s.Close(errCut)
-			},
-			want: []string{"a"}, wantErr: errCut,
-		},
-		{
-			name: "pushes after close are dropped",
-			feed: func(s *Stream) {
-				s.Push([]byte("a"))
-				s.Close(nil)
-				s.Push([]byte("late"))
-			},
-			want: []string{"a"}, wantErr: io.EOF,
-		},
-		{
-			name: "only the first close counts",
-			feed: func(s *Stream) {
-				s.Close(errCut)
-				s.Close(nil)
-			},
-			wantErr: errCut,
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := NewStream()
-			tt.feed(s)
-			got, err := readAll(context.Background(), s)
-			if !slices.Equal(got, tt.want) || err != tt.wantErr {
-				t.Errorf("read %q, %v; want %q, %v", got, err, tt.want, tt.wantErr)
-			}
-			if _, again := s.Next(context.Background()); again != tt.wantErr {
-				t.Errorf("Next after the end = %v, want %v again", again, tt.wantErr)
-			}
-		})
-	}
-}
-
-// TestStreamConcurrent feeds a stream from one goroutine while another
-// reads: the reader sees every chunk, in order, then the end.
-func TestStreamConcurrent(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		s := NewStream()
-		var want []string
-		for i := range 50 {
-			want = append(want, string(rune('A'+i%26)))
-		}
-		go func() {
-			for _, c := range want {
-				s.Push([]byte(c))
-				time.Sleep(time.Millisecond)
-			}
-			s.Close(nil)
-		}()
-		got, err := readAll(t.Context(), s)
-		if !slices.Equal(got, want) || err != io.EOF {
-			t.Errorf("read %q, %v; want %q, EOF", got, err, want)
-		}
-	})
-}
-
-func TestStreamNextContextDone(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		s := NewStream()
-		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-		defer cancel()
-		if _, err := s.Next(ctx); !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("Next on an idle stream = %v, want the context's error", err)
-		}
-		s.Push([]byte("a"))
-		if c, err := s.Next(t.Context()); string(c) != "a" || err != nil {
-			t.Errorf("Next after the timeout = %q, %v; want the chunk", c, err)
 		}
 	})
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/switchyard/switchyard/message"
 )
 
 // refQueue is a plain reference model of state: a slice whose taken jobs
@@ -222,8 +224,8 @@ func (m *modelRun) push() string {
 		deadline = m.now.Add(time.Duration(m.rng.IntN(6)) * time.Second)
 	}
 	tw := &twin{}
-	tw.real = NewJob(id, Input{}, m.now, deadline)
-	tw.ref = NewJob(id, Input{}, m.now, deadline)
+	tw.real = NewJob(id, message.Input{}, m.now, deadline)
+	tw.ref = NewJob(id, message.Input{}, m.now, deadline)
 	if m.rng.IntN(10) == 0 {
 		markGone(tw.real)
 		markGone(tw.ref)
@@ -324,7 +326,7 @@ func (m *modelRun) finish() {
 		seen[id] = true
 	}
 	for _, tw := range m.twins {
-		if seen[tw.real.ID] && !tw.real.Finish(&Response{Code: 200}) && !errors.Is(resultErr(tw.real), errElsewhere) {
+		if seen[tw.real.ID] && !tw.real.Finish(&message.Response{Code: 200}) && !errors.Is(resultErr(tw.real), errElsewhere) {
 			m.t.Errorf("handed-out job %s already answered by the queue: %v", tw.real.ID, resultErr(tw.real))
 		}
 	}

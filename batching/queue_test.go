@@ -9,6 +9,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/switchyard/switchyard/message"
 )
 
 // batchAt is a batch as a worker received it, and when.
@@ -55,7 +57,7 @@ func pushAt(t *testing.T, q *Queue, gap time.Duration, names ...string) []*Job {
 	var jobs []*Job
 	for _, id := range names {
 		time.Sleep(gap)
-		j := NewJob(id, Input{}, time.Now(), time.Time{})
+		j := NewJob(id, message.Input{}, time.Now(), time.Time{})
 		if err := q.Push(j); err != nil {
 			t.Fatalf("push %s: %v", id, err)
 		}
@@ -328,7 +330,7 @@ func TestQueueClose(t *testing.T) {
 				t.Errorf("job %s answer = %v, want ErrClosed wrapping the reason", j.ID, err)
 			}
 		}
-		j := NewJob("late", Input{}, time.Now(), time.Time{})
+		j := NewJob("late", message.Input{}, time.Now(), time.Time{})
 		if err := q.Push(j); !errors.Is(err, ErrClosed) {
 			t.Errorf("Push after Close = %v, want ErrClosed", err)
 		}
@@ -357,11 +359,11 @@ func TestQueueDrain(t *testing.T) {
 		if err != nil || !slices.Equal(first.ids, []string{"a", "b"}) || first.at != 0 {
 			t.Errorf("collector got %v at %v (%v), want [a b] at once", first.ids, first.at, err)
 		}
-		late := NewJob("late", Input{}, time.Now(), time.Time{})
+		late := NewJob("late", message.Input{}, time.Now(), time.Time{})
 		if err := q.Push(late); !errors.Is(err, ErrClosed) || !errors.Is(err, stopping) {
 			t.Errorf("Push while draining = %v, want ErrClosed wrapping the reason", err)
 		}
-		back := NewJob("back", Input{}, time.Now(), time.Time{})
+		back := NewJob("back", message.Input{}, time.Now(), time.Time{})
 		if err := q.Requeue(back); err != nil {
 			t.Fatalf("Requeue while draining = %v", err)
 		}
@@ -424,11 +426,11 @@ func TestQueuePush(t *testing.T) {
 	q := NewQueue(2)
 	defer q.Close(nil)
 	pushAt(t, q, 0, "a", "b")
-	full := NewJob("c", Input{}, time.Now(), time.Time{})
+	full := NewJob("c", message.Input{}, time.Now(), time.Time{})
 	if err := q.Push(full); !errors.Is(err, ErrQueueFull) {
 		t.Fatalf("Push to a full queue = %v, want ErrQueueFull", err)
 	}
-	gone := NewJob("d", Input{}, time.Now(), time.Time{})
+	gone := NewJob("d", message.Input{}, time.Now(), time.Time{})
 	gone.Cancel(ErrClientGone)
 	if err := q.Push(gone); !errors.Is(err, ErrClientGone) {
 		t.Fatalf("Push of a gone client's job = %v, want ErrClientGone", err)
@@ -458,7 +460,7 @@ func TestQueueClientLeaves(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				q := NewQueue(10)
 				defer q.Close(nil)
-				j := NewJob("leaver", Input{}, time.Now(), time.Time{})
+				j := NewJob("leaver", message.Input{}, time.Now(), time.Time{})
 				if err := q.Push(j); err != nil {
 					t.Fatal(err)
 				}
@@ -494,8 +496,8 @@ func TestQueueExpired(t *testing.T) {
 		q := NewQueue(10)
 		defer q.Close(nil)
 		now := time.Now()
-		old := NewJob("old", Input{}, now, now.Add(50*time.Millisecond))
-		fresh := NewJob("fresh", Input{}, now, now.Add(time.Hour))
+		old := NewJob("old", message.Input{}, now, now.Add(50*time.Millisecond))
+		fresh := NewJob("fresh", message.Input{}, now, now.Add(time.Hour))
 		for _, j := range []*Job{old, fresh} {
 			if err := q.Push(j); err != nil {
 				t.Fatal(err)
@@ -521,7 +523,7 @@ func TestQueueWithClock(t *testing.T) {
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	q := NewQueue(10, WithClock(clock))
 	defer q.Close(nil)
-	j := NewJob("a", Input{}, t0, t0.Add(time.Second))
+	j := NewJob("a", message.Input{}, t0, t0.Add(time.Second))
 	if err := q.Push(j); err != nil {
 		t.Fatal(err)
 	}
@@ -542,7 +544,7 @@ func TestQueueForgetsJobs(t *testing.T) {
 	q := NewQueue(100)
 	var all []*Job
 	for i := range 50 {
-		j := NewJob(fmt.Sprint(i), Input{}, time.Now(), time.Time{})
+		j := NewJob(fmt.Sprint(i), message.Input{}, time.Now(), time.Time{})
 		if err := q.Push(j); err != nil {
 			t.Fatal(err)
 		}
@@ -577,9 +579,9 @@ func TestQueueExpiresAtDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := NewQueue(10)
 		start := time.Now()
-		late := NewJob("late", Input{}, start, start.Add(300*time.Millisecond))
-		early := NewJob("early", Input{}, start, start.Add(100*time.Millisecond))
-		none := NewJob("none", Input{}, start, time.Time{})
+		late := NewJob("late", message.Input{}, start, start.Add(300*time.Millisecond))
+		early := NewJob("early", message.Input{}, start, start.Add(100*time.Millisecond))
+		none := NewJob("none", message.Input{}, start, time.Time{})
 		for _, j := range []*Job{late, early, none} {
 			if err := q.Push(j); err != nil {
 				t.Fatal(err)

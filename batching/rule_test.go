@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/switchyard/switchyard/message"
 )
 
 // workerState is a pipelining worker as Rule sees it: busy while it has
@@ -83,7 +85,7 @@ func TestCollectAdaptive(t *testing.T) {
 						if i > 0 {
 							time.Sleep(10 * ms)
 						}
-						_ = q.Push(NewJob(fmt.Sprint(i), Input{}, time.Now(), time.Time{}))
+						_ = q.Push(NewJob(fmt.Sprint(i), message.Input{}, time.Now(), time.Time{}))
 					}
 				}()
 				got, err := w.wait()
@@ -158,7 +160,7 @@ func TestPushDirect(t *testing.T) {
 						return false
 					}
 					sent = append(sent, j.ID)
-					j.Finish(&Response{Code: 200})
+					j.Finish(&message.Response{Code: 200})
 					return true
 				}
 				w := collectIn(t.Context(), q, r)
@@ -216,14 +218,14 @@ func TestAcceptClaims(t *testing.T) {
 						return false
 					}
 					sent = append(sent, j.ID)
-					j.Finish(&Response{Code: 200})
+					j.Finish(&message.Response{Code: 200})
 					return true
 				}
 				ctx, cancel := context.WithCancel(t.Context())
 				defer cancel()
 				w := collectIn(ctx, q, r)
 				synctest.Wait()
-				first := NewJob("first", Input{}, time.Now(), time.Time{})
+				first := NewJob("first", message.Input{}, time.Now(), time.Time{})
 				send, err := q.Accept(first)
 				if send == nil || err != nil {
 					t.Fatalf("Accept: send %v, %v; want a claim", send != nil, err)
@@ -231,7 +233,7 @@ func TestAcceptClaims(t *testing.T) {
 				if n := q.Held(); n != 1 {
 					t.Errorf("Held with a claim = %d, want 1", n)
 				}
-				second := NewJob("second", Input{}, time.Now(), time.Time{})
+				second := NewJob("second", message.Input{}, time.Now(), time.Time{})
 				if send2, err := q.Accept(second); send2 != nil || err != nil {
 					t.Fatalf("a second Accept during the claim: send %v, %v; want it queued", send2 != nil, err)
 				}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/switchyard/switchyard/message"
 )
 
 var t0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -24,7 +26,7 @@ func newTestJob(sp spec) (*Job, func()) {
 	if sp.ttl != 0 {
 		deadline = t0.Add(sp.ttl)
 	}
-	j := NewJob(sp.id, Input{}, t0, deadline)
+	j := NewJob(sp.id, message.Input{}, t0, deadline)
 	return j, func() { markGone(j) }
 }
 

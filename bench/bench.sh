@@ -124,7 +124,7 @@ if [[ -n "$PPROF_OUT" ]]; then
 else
   (cd "$SOURCE" && go build -o "$work/switchyard" ./cmd/switchyard)
 fi
-go build -o "$work/loadgen" ./cmd/loadgen
+go build -o "$work/loadgen" ./bench/loadgen
 
 wait_quiet
 load_start="$(loadavg)"

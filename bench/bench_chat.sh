@@ -10,7 +10,7 @@
 # The model runs from a copy whose entry point wraps the folder's own
 # model.py so that every sequence ignores <|end|>: each answer then has
 # exactly max_tokens tokens, as the issue's "200-token answer" asks. The
-# load tool is cmd/chatbench; it talks to POST /v1/chat/completions.
+# load tool is bench/chatbench; it talks to POST /v1/chat/completions.
 #
 # Settings (environment): PYTHON (/usr/bin/python3), BENCH_TOKENS (200),
 # BENCH_RUNS (5), BENCH_CONCURRENCY (1,8), BENCH_REQUESTS (2),
@@ -48,7 +48,7 @@ mkdir -p "$work/store" "$work/sock"
 cp -r examples/models/chat "$model"
 rm -rf "$model/__pycache__"
 cat > "$model/bench_model.py" <<'EOF'
-"""Benchmark entry point written by scripts/bench_chat.sh: the folder's own
+"""Benchmark entry point written by bench/bench_chat.sh: the folder's own
 handler (model.py), with every engine sequence generating through <|end|>,
 so that each answer has exactly max_tokens tokens."""
 import engine
@@ -69,7 +69,7 @@ sed -i -e 's/^option.entryPoint=.*/option.entryPoint=bench_model.py/' \
        -e "s/^option.max_rolling_batch_size=.*/option.max_rolling_batch_size=$MAX_BATCH/" "$model/serving.properties"
 
 go build -o "$work/switchyard" ./cmd/switchyard
-go build -o "$work/chatbench" ./cmd/chatbench
+go build -o "$work/chatbench" ./bench/chatbench
 
 inference="127.0.0.1:$(free_port)"
 management="127.0.0.1:$(free_port)"

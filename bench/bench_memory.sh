@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 17's memory benchmark: the front-end's RSS before, during and for
 # 30 s after one 64 MiB request to an echo model (bench/models/echo), read
-# from /proc/<pid>/status by cmd/membench. It ends with the target
+# from /proc/<pid>/status by bench/membench. It ends with the target
 # (RSS under 40 MB within 30 s of the answer: MET / MISSED).
 #
 # Settings (environment): PYTHON (/usr/bin/python3), MEMBENCH_SIZE (64MiB),
@@ -13,7 +13,7 @@ export CGO_ENABLED=1
 work="$(mktemp -d "${TMPDIR:-/tmp}/switchyard-membench.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/switchyard" ./cmd/switchyard
-go build -o "$work/membench" ./cmd/membench
+go build -o "$work/membench" ./bench/membench
 exec "$work/membench" -bin "$work/switchyard" -python "${PYTHON:-/usr/bin/python3}" \
   -size "${MEMBENCH_SIZE:-64MiB}" -requests "${MEMBENCH_REQUESTS:-1}" \
   -watch "${MEMBENCH_WATCH:-30s}" "$@"

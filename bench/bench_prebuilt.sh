@@ -3,7 +3,7 @@
 # machine, say), with switchyard and loadgen built elsewhere: bare and
 # noop-b8 at concurrency 64, bare, noop-b1 and noop-b8a at 1, in
 # BENCH_ROUNDS interleaved rounds, then loadgen's report (tables and
-# targets). scripts/bench.sh is the full benchmark; this one has no
+# targets). bench/bench.sh is the full benchmark; this one has no
 # system-call counts, no Go-to-Python round trip, and its RSS figure is
 # taken after the load with the three no-op models (not idle with the
 # examples), so the report's RSS line does not apply.

@@ -3,7 +3,7 @@
 # langid example loaded on demand, p50 over RESIDENCY_LOADS loads, against
 # its warm latency; then requests/s of round-robin traffic over three
 # copies of it with a memory budget that holds two, against the same
-# traffic with all three loaded. See cmd/residencybench.
+# traffic with all three loaded. See bench/residencybench.
 #
 # Settings (environment): PYTHON (/usr/bin/python3), RESIDENCY_LOADS (10),
 # RESIDENCY_DURATION (20s), RESIDENCY_CLIENTS (2). Extra arguments go to
@@ -14,7 +14,7 @@ export CGO_ENABLED=1
 work="$(mktemp -d "${TMPDIR:-/tmp}/switchyard-residencybench.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/switchyard" ./cmd/switchyard
-go build -o "$work/residencybench" ./cmd/residencybench
+go build -o "$work/residencybench" ./bench/residencybench
 echo "== load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 "$work/residencybench" -bin "$work/switchyard" -python "${PYTHON:-/usr/bin/python3}" \
   -loads "${RESIDENCY_LOADS:-10}" -duration "${RESIDENCY_DURATION:-20s}" \

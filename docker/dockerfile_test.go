@@ -248,7 +248,7 @@ func stripLines(s stage) stage {
 // and the entrypoint, and leaves out the repository's history and examples.
 func TestDockerignore(t *testing.T) {
 	needed := append(buildInputs(t), "docker/entrypoint.sh")
-	dropped := []string{".git/HEAD", "examples/README.md", "e2e/doc.go", "worker/pyruntime/python/__pycache__/x.pyc"}
+	dropped := []string{".git/HEAD", "examples/README.md", "e2e/doc.go", "pyruntime/__pycache__/x.pyc"}
 	var first []ignoreRule
 	for i, img := range images {
 		rules := parseIgnore(readFile(t, img.file+".dockerignore"))

@@ -88,7 +88,7 @@ func TestIgnored(t *testing.T) {
 	}{
 		{".git/HEAD", true},
 		{"examples/models/a/model.py", true},
-		{"worker/pyruntime/python/__pycache__/a.pyc", true},
+		{"pyruntime/__pycache__/a.pyc", true},
 		{"__pycache__/a.pyc", true},
 		{"CHANGES.md", true},
 		{"README.md", false},
@@ -96,7 +96,7 @@ func TestIgnored(t *testing.T) {
 		{"bin/switchyard", true},
 		{"cmd/bin/x", false}, // patterns are anchored at the context root
 		{"worker/xyz.go", true},
-		{"worker/pyruntime/x.go", false},
+		{"pyruntime/x.go", false},
 		{"go.mod", false},
 	}
 	for _, tc := range cases {

@@ -18,8 +18,8 @@ import (
 // Files the worker-side tests provide: a fake vllm with vLLM's async
 // engine API, and a tool that writes a tiny wheel.
 const (
-	fakeVLLM  = "../worker/pyruntime/python/tests/fakes/vllm/__init__.py"
-	makeWheel = "../worker/pyruntime/python/tests/make_wheel.py"
+	fakeVLLM  = "../pyruntime/tests/fakes/vllm/__init__.py"
+	makeWheel = "../pyruntime/tests/make_wheel.py"
 )
 
 // wheelModel answers with the greeting of the package its requirements.txt

@@ -15,13 +15,13 @@ const python = "/usr/bin/python3"
 
 // TestModelUnitTests runs `python3 -m unittest` in every example model
 // folder and test fixture folder that has test_*.py files, with SWITCHYARD_RUNTIME_PYTHON set to
-// worker/pyruntime/python so that the tests import the djl_python shim the
+// pyruntime so that the tests import the djl_python shim the
 // workers use.
 func TestModelUnitTests(t *testing.T) {
 	if _, err := os.Stat(python); err != nil {
 		t.Skip(python + " is not installed")
 	}
-	runtime, err := filepath.Abs(filepath.Join("..", "worker", "pyruntime", "python"))
+	runtime, err := filepath.Abs(filepath.Join("..", "pyruntime"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/switchyard/switchyard/batching"
 	"github.com/switchyard/switchyard/frontend/awsapi"
+	"github.com/switchyard/switchyard/message"
 )
 
 var (
@@ -57,7 +58,7 @@ func (s *Server) answer(ctx *fasthttp.RequestCtx, job *batching.Job, sh *shape) 
 
 // writeAnswer writes a whole answer; a chat completion gets the registered
 // model's name as its "model".
-func writeAnswer(ctx *fasthttp.RequestCtx, code int, resp *batching.Response, sh *shape) {
+func writeAnswer(ctx *fasthttp.RequestCtx, code int, resp *message.Response, sh *shape) {
 	ctx.SetStatusCode(code)
 	copyProps(&ctx.Response.Header, resp.Props)
 	body := resp.Body
@@ -74,7 +75,7 @@ func writeAnswer(ctx *fasthttp.RequestCtx, code int, resp *batching.Response, sh
 // body to fasthttp. The client's socket is watched until the stream ends:
 // a client that leaves between chunks cancels the job at once, which makes
 // the worker stop generating for it.
-func (s *Server) startStream(ctx *fasthttp.RequestCtx, job *batching.Job, resp *batching.Response, code int, sh *shape) (bool, error) {
+func (s *Server) startStream(ctx *fasthttp.RequestCtx, job *batching.Job, resp *message.Response, code int, sh *shape) (bool, error) {
 	f, contentType := pickFramer(resp.Props, sh)
 	rctx, rcancel := context.WithCancelCause(s.base)
 	b := &streamBody{
@@ -117,7 +118,7 @@ func (s *Server) startStream(ctx *fasthttp.RequestCtx, job *batching.Job, resp *
 // on the chat route, into one event per line for a client that asked for
 // text/event-stream, else passed through with an error line when they
 // break. Other streams pass through untouched.
-func pickFramer(props []batching.Prop, sh *shape) (framer, string) {
+func pickFramer(props []message.Prop, sh *shape) (framer, string) {
 	lines := isJSONLines(propValue(props, "content-type"))
 	switch {
 	case sh.api == apiSageMaker && sh.stream:
@@ -136,7 +137,7 @@ func pickFramer(props []batching.Prop, sh *shape) (framer, string) {
 
 // answerCode is the status of a worker's response: 0 means 200, and
 // anything outside 200-599 is the server's fault.
-func answerCode(resp *batching.Response) (int, error) {
+func answerCode(resp *message.Response) (int, error) {
 	switch {
 	case resp == nil:
 		return 0, errNoAnswer
@@ -151,7 +152,7 @@ func answerCode(resp *batching.Response) (int, error) {
 // workerFailure turns a worker's error answer into a workerError: a 4xx
 // body already in the error shape passes through, anything else becomes
 // the shape with the worker's text as message.
-func workerFailure(ctx context.Context, resp *batching.Response, code int) *workerError {
+func workerFailure(ctx context.Context, resp *message.Response, code int) *workerError {
 	body := resp.Body
 	if resp.Stream != nil {
 		body = drain(ctx, resp.Stream, maxErrorStream)
@@ -217,7 +218,7 @@ func workerMessage(body []byte, message string, code int) string {
 }
 
 // drain reads a stream to its end (or limit bytes) and returns what came.
-func drain(ctx context.Context, st *batching.Stream, limit int) []byte {
+func drain(ctx context.Context, st *message.Stream, limit int) []byte {
 	var out []byte
 	for len(out) < limit {
 		chunk, err := st.Next(ctx)
@@ -234,7 +235,7 @@ func drain(ctx context.Context, st *batching.Stream, limit int) []byte {
 // valid header.
 // A later property of the same name replaces an earlier one. The
 // properties are read where they lie: the answers of one batch share them.
-func copyProps(h *fasthttp.ResponseHeader, props []batching.Prop) {
+func copyProps(h *fasthttp.ResponseHeader, props []message.Prop) {
 	for _, p := range props {
 		if skippedProp(p.Key) || !validHeaderName(p.Key) || !validHeaderValue(p.Value) {
 			continue
@@ -284,7 +285,7 @@ func validHeaderValue(v string) bool {
 	return true
 }
 
-// streamBody feeds a batching.Stream to fasthttp as a chunked body, through
+// streamBody feeds a message.Stream to fasthttp as a chunked body, through
 // a framer. fasthttp writes each Read as one chunk and flushes it, so the
 // headers leave with the first chunk. fasthttp calls Close when the body is
 // done or the client is gone (a write failed); Close cancels the job, which
@@ -300,7 +301,7 @@ type streamBody struct {
 	srv    *Server
 	ctx    context.Context
 	stop   context.CancelCauseFunc // ends ctx
-	stream *batching.Stream
+	stream *message.Stream
 	job    *batching.Job // canceled at Close
 	framer framer
 	watch  *peerWatch

@@ -12,6 +12,7 @@ import (
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/batching"
 	"github.com/switchyard/switchyard/frontend/awsapi"
+	"github.com/switchyard/switchyard/message"
 )
 
 // This file serves the AWS runtime APIs (docs/api.md): SageMaker Runtime's
@@ -50,7 +51,7 @@ func (s *Server) converseModel(modelID string) (string, error) {
 
 // converseInput turns the job's Converse body into a chat request, and
 // refuses tools the model did not declare it can call.
-func (s *Server) converseInput(model string, in *batching.Input, stream bool) error {
+func (s *Server) converseInput(model string, in *message.Input, stream bool) error {
 	chat, err := awsapi.ChatFromConverse(in.Content[0].Value, stream)
 	if err != nil {
 		return badRequest(err.Error())
@@ -74,7 +75,7 @@ func (s *Server) converseInput(model string, in *batching.Input, stream bool) er
 }
 
 // writeAWSAnswer writes a whole answer on an AWS route.
-func writeAWSAnswer(ctx *fasthttp.RequestCtx, code int, resp *batching.Response, sh *shape) error {
+func writeAWSAnswer(ctx *fasthttp.RequestCtx, code int, resp *message.Response, sh *shape) error {
 	switch {
 	case sh.api == apiBedrock:
 		return writeConverse(ctx, resp.Body, sh)
@@ -110,7 +111,7 @@ func writeConverse(ctx *fasthttp.RequestCtx, body []byte, sh *shape) error {
 // setStreamHeaders sets the headers of an InvokeEndpointWithResponseStream
 // answer: the event stream's content type, the model's own in
 // X-Amzn-SageMaker-Content-Type, and the variant.
-func setStreamHeaders(h *fasthttp.ResponseHeader, props []batching.Prop) {
+func setStreamHeaders(h *fasthttp.ResponseHeader, props []message.Prop) {
 	if ct := propValue(props, "content-type"); ct != "" {
 		h.Set(awsapi.HeaderStreamContentType, ct)
 	}
@@ -298,7 +299,7 @@ const maxFolded = 16 << 20
 
 // foldConverse answers a Converse request whose model streamed: the lines
 // are collected into one Converse answer. A stream that breaks is an error.
-func (s *Server) foldConverse(ctx *fasthttp.RequestCtx, job *batching.Job, resp *batching.Response, sh *shape) error {
+func (s *Server) foldConverse(ctx *fasthttp.RequestCtx, job *batching.Job, resp *message.Response, sh *shape) error {
 	r := &replyFolder{}
 	r.gen.sink = r
 	for read := 0; read < maxFolded; {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 )
 
 // The AWS SDK for Go v2, untouched but for its endpoint, against the
@@ -86,26 +87,26 @@ func (s *scripted) respond(model string, j *batching.Job) {
 	s.mu.Unlock()
 	switch model {
 	case "fail400":
-		j.Finish(&batching.Response{Code: 400, Props: []batching.Prop{{Key: "content-type", Value: "application/json"}},
+		j.Finish(&message.Response{Code: 400, Props: []message.Prop{{Key: "content-type", Value: "application/json"}},
 			Body: []byte(`{"code":400,"message":"n=2 is too many","error":"n=2 is too many","param":"n","error_code":"unsupported_value"}`)})
 	case "fail424":
-		j.Finish(&batching.Response{Code: 424, Body: []byte(`{"code":424,"message":"boom","error":"boom"}`)})
+		j.Finish(&message.Response{Code: 424, Body: []byte(`{"code":424,"message":"boom","error":"boom"}`)})
 	case "lines":
-		j.Finish(&batching.Response{Code: 200, Props: []batching.Prop{{Key: "content-type", Value: "application/jsonlines"}},
+		j.Finish(&message.Response{Code: 200, Props: []message.Prop{{Key: "content-type", Value: "application/jsonlines"}},
 			Stream: scriptedStream(string(body))})
 	case "chat":
-		j.Finish(&batching.Response{Code: 200, Props: []batching.Prop{{Key: "content-type", Value: "application/json"}},
+		j.Finish(&message.Response{Code: 200, Props: []message.Prop{{Key: "content-type", Value: "application/json"}},
 			Body: chatAnswer(body)})
 	default:
-		props := []batching.Prop{{Key: "Content-Type", Value: "text/plain"}, {Key: "X-Model", Value: model}}
+		props := []message.Prop{{Key: "Content-Type", Value: "text/plain"}, {Key: "X-Model", Value: model}}
 		if v := propOf(j.Input.Props, "x-amzn-sagemaker-custom-attributes"); v != "" {
-			props = append(props, batching.Prop{Key: "X-Amzn-SageMaker-Custom-Attributes", Value: "echo " + v})
+			props = append(props, message.Prop{Key: "X-Amzn-SageMaker-Custom-Attributes", Value: "echo " + v})
 		}
-		j.Finish(&batching.Response{Code: 200, Props: props, Body: body})
+		j.Finish(&message.Response{Code: 200, Props: props, Body: body})
 	}
 }
 
-func propOf(props []batching.Prop, key string) string {
+func propOf(props []message.Prop, key string) string {
 	for _, p := range props {
 		if p.Key == key {
 			return p.Value
@@ -116,8 +117,8 @@ func propOf(props []batching.Prop, key string) string {
 
 // scriptedStream streams two tokens, or, when the request says so, a tool
 // call in pieces, an error line, or a break.
-func scriptedStream(req string) *batching.Stream {
-	st := batching.NewStream()
+func scriptedStream(req string) *message.Stream {
+	st := message.NewStream()
 	go func() {
 		switch {
 		case strings.Contains(req, `"tools"`):

@@ -11,6 +11,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 )
 
 // benchRequest is a typical small SageMaker invocation.
@@ -29,9 +30,9 @@ func benchRequest() *fasthttp.Request {
 // header set, so the benchmarks measure the server rather than the fake.
 func instant(async bool) *fakeModels {
 	f := newFake("m")
-	props := []batching.Prop{{Key: "Content-Type", Value: "application/json"}}
+	props := []message.Prop{{Key: "Content-Type", Value: "application/json"}}
 	answer := func(j *batching.Job) {
-		j.Finish(&batching.Response{Code: 200, Props: props, Body: j.Input.Content[0].Value})
+		j.Finish(&message.Response{Code: 200, Props: props, Body: j.Input.Content[0].Value})
 	}
 	f.respond = func(_ string, j *batching.Job) {
 		if async {

@@ -11,6 +11,7 @@ import (
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/batching"
 	"github.com/switchyard/switchyard/frontend"
+	"github.com/switchyard/switchyard/message"
 )
 
 // spell is a one-model registry whose model "spell" streams its input back
@@ -21,13 +22,13 @@ func (spell) Submit(model string, j *batching.Job) error {
 	if model != "spell" {
 		return fmt.Errorf("%w: %s", api.ErrModelNotFound, model)
 	}
-	st := batching.NewStream()
+	st := message.NewStream()
 	for i, r := range "hey" {
 		st.Push(fmt.Appendf(nil, "{\"token\": {\"id\": %d, \"text\": %q}}\n", i, string(r)))
 	}
 	st.Push([]byte(`{"token": null, "generated_text": "hey", "finish_reason": "eos"}` + "\n"))
 	st.Close(nil)
-	j.Finish(&batching.Response{Code: 200, Props: []batching.Prop{{Key: "content-type", Value: "application/jsonlines"}}, Stream: st})
+	j.Finish(&message.Response{Code: 200, Props: []message.Prop{{Key: "content-type", Value: "application/jsonlines"}}, Stream: st})
 	return nil
 }
 

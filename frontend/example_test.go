@@ -11,6 +11,7 @@ import (
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/batching"
 	"github.com/switchyard/switchyard/frontend"
+	"github.com/switchyard/switchyard/message"
 )
 
 // upper is a one-model registry whose model upper-cases its input at once.
@@ -21,7 +22,7 @@ func (upper) Submit(model string, j *batching.Job) error {
 		return fmt.Errorf("%w: %s", api.ErrModelNotFound, model)
 	}
 	body := strings.ToUpper(string(j.Input.Content[0].Value))
-	j.Finish(&batching.Response{Code: 200, Props: []batching.Prop{{Key: "Content-Type", Value: "text/plain"}}, Body: []byte(body)})
+	j.Finish(&message.Response{Code: 200, Props: []message.Prop{{Key: "Content-Type", Value: "text/plain"}}, Body: []byte(body)})
 	return nil
 }
 func (upper) Names() []string { return []string{"upper"} }

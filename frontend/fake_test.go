@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 )
 
 // fakeModels is the registry the tests put behind the server. By default it
@@ -38,9 +39,9 @@ func newFake(names ...string) *fakeModels {
 
 // echo answers with the job's body and names the model in a header.
 func echo(model string, j *batching.Job) {
-	j.Finish(&batching.Response{
+	j.Finish(&message.Response{
 		Code:  200,
-		Props: []batching.Prop{{Key: "Content-Type", Value: "text/plain"}, {Key: "X-Model", Value: model}},
+		Props: []message.Prop{{Key: "Content-Type", Value: "text/plain"}, {Key: "X-Model", Value: model}},
 		Body:  j.Input.Content[0].Value,
 	})
 }

@@ -16,8 +16,8 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/switchyard/switchyard/api"
-	"github.com/switchyard/switchyard/batching"
 	"github.com/switchyard/switchyard/frontend/awsapi"
+	"github.com/switchyard/switchyard/message"
 )
 
 // memServer is a Server on an in-memory listener serving both route tables.
@@ -188,11 +188,11 @@ func FuzzWorkerFailure(f *testing.F) {
 	f.Add(422, []byte(`{"code":1,"type":"t","message":"m"}`), "")
 	f.Add(500, []byte(""), "boom")
 	f.Add(599, []byte("\xff\xfe"), "")
-	f.Fuzz(func(t *testing.T, code int, body []byte, message string) {
+	f.Fuzz(func(t *testing.T, code int, body []byte, msg string) {
 		if code < 400 || code > 599 {
 			return
 		}
-		w := workerFailure(context.Background(), &batching.Response{Code: code, Body: body, Message: message}, code)
+		w := workerFailure(context.Background(), &message.Response{Code: code, Body: body, Message: msg}, code)
 		if w.code != code || w.msg == "" {
 			t.Fatalf("workerFailure = %#v", w)
 		}

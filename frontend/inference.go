@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 )
 
 const headerTimeout = "X-Request-Timeout-Ms"
@@ -173,23 +174,23 @@ func (sel *selectors) note(key string, v []byte) {
 // buildInput takes the request out of fasthttp's buffers: every header as
 // a property with a lower-case name, request_id, the body as "data" and
 // each query parameter as one more content item.
-func buildInput(ctx *fasthttp.RequestCtx, id string, sel *selectors) batching.Input {
+func buildInput(ctx *fasthttp.RequestCtx, id string, sel *selectors) message.Input {
 	h := &ctx.Request.Header
-	props := make([]batching.Prop, 0, h.Len()+1)
+	props := make([]message.Prop, 0, h.Len()+1)
 	for k, v := range h.All() {
 		key := lowerKey(k)
 		sel.note(key, v)
-		props = append(props, batching.Prop{Key: key, Value: string(v)})
+		props = append(props, message.Prop{Key: key, Value: string(v)})
 	}
-	props = append(props, batching.Prop{Key: "request_id", Value: id})
+	props = append(props, message.Prop{Key: "request_id", Value: id})
 	args := ctx.QueryArgs()
-	content := make([]batching.Item, 0, 1+args.Len())
+	content := make([]message.Item, 0, 1+args.Len())
 	sel.body = takeBody(&ctx.Request)
-	content = append(content, batching.Item{Key: "data", Value: sel.body})
+	content = append(content, message.Item{Key: "data", Value: sel.body})
 	for k, v := range args.All() {
-		content = append(content, batching.Item{Key: string(k), Value: bytes.Clone(v)})
+		content = append(content, message.Item{Key: string(k), Value: bytes.Clone(v)})
 	}
-	return batching.Input{Props: props, Content: content}
+	return message.Input{Props: props, Content: content}
 }
 
 // takeBody takes the body out of req without copying it: from now on the

@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 )
 
 // capture makes f keep the jobs it answers and returns them.
@@ -198,22 +199,22 @@ func TestWorkerAnswers(t *testing.T) {
 	problemBody := `{"code":422,"type":"ValidationError","message":"bad prompt"}`
 	cases := []struct {
 		name    string
-		resp    batching.Response
+		resp    message.Response
 		code    int
 		message string // for error answers
 		raw     string // the exact body, when it passes through
 	}{
-		{"ok", batching.Response{Code: 200, Body: []byte("fine")}, 200, "", "fine"},
-		{"zero code is 200", batching.Response{Body: []byte("fine")}, 200, "", "fine"},
-		{"204", batching.Response{Code: 204}, 204, "", ""},
-		{"error field", batching.Response{Code: 424, Body: []byte(`{"code":424,"error":"division by zero"}`)}, 424, "division by zero", ""},
-		{"message field", batching.Response{Code: 400, Body: []byte(`{"message":"need inputs"}`)}, 400, "need inputs", ""},
-		{"plain text", batching.Response{Code: 500, Body: []byte("Traceback ...\n")}, 500, "Traceback ...", ""},
-		{"response message", batching.Response{Code: 507, Message: "CUDA out of memory"}, 507, "CUDA out of memory", ""},
-		{"status text", batching.Response{Code: 503}, 503, "Service Unavailable", ""},
-		{"4xx problem passes", batching.Response{Code: 422, Body: []byte(problemBody)}, 422, "", problemBody},
-		{"5xx problem reshaped", batching.Response{Code: 500, Body: []byte(problemBody)}, 500, "bad prompt", ""},
-		{"invalid status", batching.Response{Code: 42}, 500, "the model answered with an invalid status: 42", ""},
+		{"ok", message.Response{Code: 200, Body: []byte("fine")}, 200, "", "fine"},
+		{"zero code is 200", message.Response{Body: []byte("fine")}, 200, "", "fine"},
+		{"204", message.Response{Code: 204}, 204, "", ""},
+		{"error field", message.Response{Code: 424, Body: []byte(`{"code":424,"error":"division by zero"}`)}, 424, "division by zero", ""},
+		{"message field", message.Response{Code: 400, Body: []byte(`{"message":"need inputs"}`)}, 400, "need inputs", ""},
+		{"plain text", message.Response{Code: 500, Body: []byte("Traceback ...\n")}, 500, "Traceback ...", ""},
+		{"response message", message.Response{Code: 507, Message: "CUDA out of memory"}, 507, "CUDA out of memory", ""},
+		{"status text", message.Response{Code: 503}, 503, "Service Unavailable", ""},
+		{"4xx problem passes", message.Response{Code: 422, Body: []byte(problemBody)}, 422, "", problemBody},
+		{"5xx problem reshaped", message.Response{Code: 500, Body: []byte(problemBody)}, 500, "bad prompt", ""},
+		{"invalid status", message.Response{Code: 42}, 500, "the model answered with an invalid status: 42", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -241,7 +242,7 @@ func TestWorkerAnswers(t *testing.T) {
 func TestAnswerHeaders(t *testing.T) {
 	f := newFake("m")
 	f.respond = func(_ string, j *batching.Job) {
-		j.Finish(&batching.Response{Code: 201, Body: []byte("ok"), Props: []batching.Prop{
+		j.Finish(&message.Response{Code: 201, Body: []byte("ok"), Props: []message.Prop{
 			{Key: "Content-Type", Value: "application/jsonlines"}, {Key: "X-Tokens", Value: "12"}, {Key: "Connection", Value: "close"},
 			{Key: "Transfer-Encoding", Value: "gzip"}, {Key: "Content-Length", Value: "99"}, {Key: "X-Request-Id", Value: "forged"},
 			{Key: "Bad Name", Value: "x"}, {Key: "X-Split", Value: "a\r\nInjected: yes"}, {Key: "request_tracking_id", Value: "7"},

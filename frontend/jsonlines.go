@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 )
 
 // framer turns the chunks of a worker's streamed answer into the bytes the
@@ -126,7 +126,7 @@ func isJSONLines(contentType string) bool {
 
 // propValue returns the value of the last worker property named key, else
 // of the last whose name equals key ignoring case.
-func propValue(props []batching.Prop, key string) string {
+func propValue(props []message.Prop, key string) string {
 	folded := -1
 	for i := len(props) - 1; i >= 0; i-- {
 		switch k := props[i].Key; {

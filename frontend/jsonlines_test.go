@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 )
 
 const jsonLines = "application/jsonlines"
@@ -20,16 +21,16 @@ const jsonLines = "application/jsonlines"
 // content type, ended by closeErr (nil: a clean end).
 func streaming(f *fakeModels, contentType string, closeErr error, chunks ...string) {
 	f.respond = func(_ string, j *batching.Job) {
-		st := batching.NewStream()
+		st := message.NewStream()
 		for _, c := range chunks {
 			st.Push([]byte(c))
 		}
 		st.Close(closeErr)
-		props := []batching.Prop{{Key: "X-Switchyard-Warning", Value: "w"}}
+		props := []message.Prop{{Key: "X-Switchyard-Warning", Value: "w"}}
 		if contentType != "" {
-			props = append(props, batching.Prop{Key: "content-type", Value: contentType})
+			props = append(props, message.Prop{Key: "content-type", Value: contentType})
 		}
-		j.Finish(&batching.Response{Code: 200, Props: props, Stream: st})
+		j.Finish(&message.Response{Code: 200, Props: props, Stream: st})
 	}
 }
 
@@ -153,9 +154,9 @@ func TestClientGoneMidStream(t *testing.T) {
 	ts := startServer(t, f)
 	conn := rawRequest(t, ts.InferenceAddr(), postInvocations)
 	j := heldJob(t, f)
-	st := batching.NewStream()
+	st := message.NewStream()
 	st.Push([]byte(tokenLine(1, "a")))
-	j.Finish(&batching.Response{Code: 200, Props: []batching.Prop{{Key: "Content-Type", Value: jsonLines}}, Stream: st})
+	j.Finish(&message.Response{Code: 200, Props: []message.Prop{{Key: "Content-Type", Value: jsonLines}}, Stream: st})
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
 		t.Fatalf("headers: %v", err)

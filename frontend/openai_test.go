@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 )
 
 func TestParseChatRequest(t *testing.T) {
@@ -89,7 +90,7 @@ func TestChatCompletion(t *testing.T) {
 		`"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],` +
 		`"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`
 	f.respond = func(_ string, j *batching.Job) {
-		j.Finish(&batching.Response{Code: 200, Body: []byte(completion), Props: []batching.Prop{
+		j.Finish(&message.Response{Code: 200, Body: []byte(completion), Props: []message.Prop{
 			{Key: "content-type", Value: "application/json"}, {Key: "x-switchyard-warning", Value: "max_new_tokens is ignored in a chat request; use max_tokens"},
 		}})
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 )
 
 // guard bounds waits that should end at once, so a bug fails the test
@@ -58,8 +59,8 @@ func TestStreamingFirstChunkFirst(t *testing.T) {
 	ts := startServer(t, f)
 	conn := rawRequest(t, ts.InferenceAddr(), postInvocations)
 	j := heldJob(t, f)
-	st := batching.NewStream()
-	j.Finish(&batching.Response{Code: 200, Props: []batching.Prop{{Key: "Content-Type", Value: "application/jsonlines"}}, Stream: st})
+	st := message.NewStream()
+	j.Finish(&message.Response{Code: 200, Props: []message.Prop{{Key: "Content-Type", Value: "application/jsonlines"}}, Stream: st})
 	st.Push([]byte("{\"token\":\"a\"}\n"))
 
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
@@ -92,8 +93,8 @@ func TestStreamBrokenOff(t *testing.T) {
 	ts := startServer(t, f)
 	conn := rawRequest(t, ts.InferenceAddr(), postInvocations)
 	j := heldJob(t, f)
-	st := batching.NewStream()
-	j.Finish(&batching.Response{Code: 200, Stream: st})
+	st := message.NewStream()
+	j.Finish(&message.Response{Code: 200, Stream: st})
 	st.Push([]byte("partial"))
 	st.Close(errors.New("worker died"))
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
@@ -111,10 +112,10 @@ func TestStreamBrokenOff(t *testing.T) {
 func TestStreamedError(t *testing.T) {
 	f := newFake("m")
 	f.respond = func(_ string, j *batching.Job) {
-		st := batching.NewStream()
+		st := message.NewStream()
 		st.Push([]byte(`{"error":"prompt too long"}`))
 		st.Close(nil)
-		j.Finish(&batching.Response{Code: 400, Stream: st})
+		j.Finish(&message.Response{Code: 400, Stream: st})
 	}
 	ts := startServer(t, f)
 	resp, body := ts.do(t, "POST", ts.inf+"/invocations", "x", nil)
@@ -127,12 +128,12 @@ func TestLargeChunkSplits(t *testing.T) {
 	big := strings.Repeat("0123456789", 10000)
 	f := newFake("m")
 	f.respond = func(_ string, j *batching.Job) {
-		st := batching.NewStream()
+		st := message.NewStream()
 		st.Push([]byte(big))
 		st.Push(nil)
 		st.Push([]byte("end"))
 		st.Close(nil)
-		j.Finish(&batching.Response{Code: 200, Stream: st})
+		j.Finish(&message.Response{Code: 200, Stream: st})
 	}
 	ts := startServer(t, f)
 	resp, body := ts.do(t, "POST", ts.inf+"/invocations", "x", nil)

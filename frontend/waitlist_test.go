@@ -6,10 +6,11 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 )
 
 func newWaitJob(id string) *batching.Job {
-	return batching.NewJob(id, batching.Input{}, time.Now(), time.Time{})
+	return batching.NewJob(id, message.Input{}, time.Now(), time.Time{})
 }
 
 // watched reports whether w's connection is watched now.

@@ -176,7 +176,7 @@ func (m *Model) CPUWorkers() (minimum, maximum int) { return resolve(m.cpuCounts
 func (m *Model) WantsCPUGroup() bool { return m.CPUMinWorkers != nil || m.CPUMaxWorkers != nil }
 
 // Prop is one property of the initialization request. It has the shape of
-// batching.Prop, so a conversion turns one into the other.
+// message.Prop, so a conversion turns one into the other.
 type Prop struct {
 	Key   string
 	Value string

@@ -19,11 +19,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-//go:embed all:python
+// The runtime's files: the engine script, the package and the djl_python
+// shim. Its tests stay in the source tree (tests/), run from there.
+//
+//go:embed switchyard_engine.py all:switchyard_runtime all:shim
 var embedded embed.FS
 
 // root is the embedded folder that becomes the unpacked runtime folder.
-const root = "python"
+const root = "."
 
 // EngineFile is the entry script's path inside the runtime folder.
 const EngineFile = "switchyard_engine.py"
@@ -65,7 +68,7 @@ var tree = sync.OnceValues(func() ([]file, error) {
 			return nil
 		}
 		data, err := embedded.ReadFile(p)
-		files = append(files, file{path: strings.TrimPrefix(p, root+"/"), data: data})
+		files = append(files, file{path: p, data: data})
 		return err
 	})
 	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })

@@ -20,7 +20,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/switchyard/switchyard/worker/pyruntime"
+	"github.com/switchyard/switchyard/pyruntime"
 )
 
 func TestMain(m *testing.M) {
@@ -119,12 +119,17 @@ func TestUnpackLayout(t *testing.T) {
 	for _, p := range []string{"switchyard_engine.py", "switchyard_runtime/__init__.py",
 		"switchyard_runtime/wire/__init__.py", "switchyard_runtime/djl/__init__.py",
 		"switchyard_runtime/generative/__init__.py", "shim/djl_python/__init__.py",
-		"shim/djl_python/test_model.py", "bench/bare_echo.py", "bench/noop/model.py", "tests/__init__.py"} {
+		"shim/djl_python/test_model.py"} {
 		t.Run(p, func(t *testing.T) {
 			if len(files[p]) == 0 {
 				t.Errorf("%s missing or empty in %s", p, rt.Dir)
 			}
 		})
+	}
+	for p := range files {
+		if strings.HasPrefix(p, "tests/") || strings.HasSuffix(p, ".go") {
+			t.Errorf("%s is shipped in the runtime; only the engine, the package and the shim are", p)
+		}
 	}
 }
 
@@ -306,24 +311,24 @@ func TestDefaultCacheDir(t *testing.T) {
 	}
 }
 
-// TestPythonUnitTests runs the runtime's own unittest suite in an unpacked copy.
+// TestPythonUnitTests runs the runtime's own unittest suite (tests/) from
+// the source folder, with the runtime's package first on PYTHONPATH as a
+// worker has it.
 func TestPythonUnitTests(t *testing.T) {
 	python := testPython(t)
-	rt := unpack(t, t.TempDir())
+	src, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, python, "-m", "unittest", "discover", "-s", "tests", "-t", ".")
-	cmd.Dir = rt.Dir
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+rt.PythonPath, "PYTHONDONTWRITEBYTECODE=1")
-	// The chat model's handler tests need the example model folder, which
-	// the unpacked runtime does not carry.
-	if chat, err := filepath.Abs(filepath.Join("..", "..", "examples", "models", "chat")); err == nil {
-		cmd.Env = append(cmd.Env, "SWITCHYARD_CHAT_MODEL_DIR="+chat)
-	}
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+src, "PYTHONDONTWRITEBYTECODE=1")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s -m unittest in %s: %v\n%s", python, rt.Dir, err, out.String())
+		t.Fatalf("%s -m unittest in %s: %v\n%s", python, src, err, out.String())
 	}
 	if !strings.Contains(out.String(), "\nOK") {
 		t.Fatalf("unittest did not report OK:\n%s", out.String())

@@ -12,5 +12,5 @@ else
   mapfile -t files < <(find . -name '*.py' -not -path './.cache/*' -not -path '*/node_modules/*' | sort)
 fi
 flake8 "${files[@]}"
-PYTHONPATH=worker/pyruntime/python:worker/pyruntime/python/shim \
+PYTHONPATH=pyruntime:pyruntime/shim \
   pylint --rcfile=.pylintrc --score=n "${files[@]}"

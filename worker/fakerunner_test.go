@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/api"
-	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 	"github.com/switchyard/switchyard/worker/process"
 )
 
@@ -33,7 +33,7 @@ type fakeRunner struct {
 	spec     process.Spec
 	pid      int
 	started  time.Time
-	init     []batching.Prop
+	init     []message.Prop
 	exited   chan struct{}
 	ops      sync.WaitGroup // requests being played
 
@@ -64,10 +64,10 @@ func newFakeRunner(spec process.Spec, pid int, rolling string) *fakeRunner {
 		}
 	}
 	r := &fakeRunner{spec: spec, pid: pid, started: time.Now(), exited: make(chan struct{}),
-		tracked: map[string]bool{}, init: []batching.Prop{{Key: "rolling_batch", Value: rolling}}}
+		tracked: map[string]bool{}, init: []message.Prop{{Key: "rolling_batch", Value: rolling}}}
 	for _, p := range spec.InitProps { // option.declare_<key>=<value>: what a handler declares, as the probe model does
 		if key, ok := strings.CutPrefix(p.Key, "declare_"); ok {
-			r.init = append(r.init, batching.Prop{Key: key, Value: p.Value})
+			r.init = append(r.init, message.Prop{Key: key, Value: p.Value})
 		}
 	}
 	return r
@@ -107,12 +107,12 @@ func (r *fakeRunner) Err() error {
 	return r.err
 }
 
-func (r *fakeRunner) Done() <-chan struct{}      { return r.exited }
-func (r *fakeRunner) PID() int                   { return r.pid }
-func (r *fakeRunner) Socket() string             { return "/fake/" + process.SocketPrefix + strconv.Itoa(r.pid) }
-func (r *fakeRunner) Started() time.Time         { return r.started }
-func (r *fakeRunner) InitProps() []batching.Prop { return r.init }
-func (r *fakeRunner) StderrTail() []string       { return []string{"fake: worker " + strconv.Itoa(r.pid)} }
+func (r *fakeRunner) Done() <-chan struct{}     { return r.exited }
+func (r *fakeRunner) PID() int                  { return r.pid }
+func (r *fakeRunner) Socket() string            { return "/fake/" + process.SocketPrefix + strconv.Itoa(r.pid) }
+func (r *fakeRunner) Started() time.Time        { return r.started }
+func (r *fakeRunner) InitProps() []message.Prop { return r.init }
+func (r *fakeRunner) StderrTail() []string      { return []string{"fake: worker " + strconv.Itoa(r.pid)} }
 
 // count notes n requests answered now.
 func (r *fakeRunner) count(n int) {
@@ -206,7 +206,7 @@ type fakeAct struct {
 	tokens []string
 }
 
-func actOf(ins []*batching.Input) fakeAct {
+func actOf(ins []*message.Input) fakeAct {
 	var a fakeAct
 	for _, in := range ins {
 		p := props(in)
@@ -226,7 +226,7 @@ func actOf(ins []*batching.Input) fakeAct {
 	return a
 }
 
-func props(in *batching.Input) map[string]string {
+func props(in *message.Input) map[string]string {
 	m := map[string]string{}
 	for _, p := range in.Props {
 		m[p.Key] = p.Value
@@ -236,8 +236,8 @@ func props(in *batching.Input) map[string]string {
 
 // reply is the fake's answer to one request: its body back, with the
 // worker's pid as x-pid.
-func (r *fakeRunner) reply(in *batching.Input, a fakeAct) *batching.Response {
-	resp := &batching.Response{Code: 200, Message: "OK", Props: []batching.Prop{{Key: "x-pid", Value: strconv.Itoa(r.pid)}}}
+func (r *fakeRunner) reply(in *message.Input, a fakeAct) *message.Response {
+	resp := &message.Response{Code: 200, Message: "OK", Props: []message.Prop{{Key: "x-pid", Value: strconv.Itoa(r.pid)}}}
 	if a.action == "fail" {
 		resp.Code, resp.Message = a.code, fmt.Sprintf("fake: failed with %d", a.code)
 	}
@@ -251,7 +251,7 @@ func (r *fakeRunner) reply(in *batching.Input, a fakeAct) *batching.Response {
 // and returns; a goroutine plays it when its turn comes. As with a real
 // worker, once a batch is sent only its reply or the worker's death ends
 // it: ctx is looked at before.
-func (r *fakeRunner) Dispatch(ctx context.Context, ins []*batching.Input, answer func(int, *batching.Response, error), done func(error)) error {
+func (r *fakeRunner) Dispatch(ctx context.Context, ins []*message.Input, answer func(int, *message.Response, error), done func(error)) error {
 	err := ctx.Err()
 	var turn <-chan struct{}
 	var ended chan struct{}
@@ -328,7 +328,7 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 // error that answers it, if any. A batch whose turn never came because the
 // worker died was not started: it fails as not sent. A crash comes after
 // the batch's seconds.
-func (r *fakeRunner) playBatch(turn <-chan struct{}, ins []*batching.Input) error {
+func (r *fakeRunner) playBatch(turn <-chan struct{}, ins []*message.Input) error {
 	select {
 	case <-turn:
 	case <-r.exited:
@@ -376,7 +376,7 @@ func (r *fakeRunner) play(ctx context.Context, took time.Duration, kill bool) er
 }
 
 // Track plays one tracked request on a goroutine of its own.
-func (r *fakeRunner) Track(ctx context.Context, id string, in *batching.Input, answer func(*batching.Response, error), done func()) {
+func (r *fakeRunner) Track(ctx context.Context, id string, in *message.Input, answer func(*message.Response, error), done func()) {
 	if r.world.lost(r.spec.Model) {
 		r.exit("signal: killed", "write failed: broken pipe")
 	}
@@ -415,8 +415,8 @@ func (r *fakeRunner) untrack(id string, done func()) {
 
 // playTracked answers a tracked request: at once, after its time, or
 // streamed token by token.
-func (r *fakeRunner) playTracked(ctx context.Context, in *batching.Input, answer func(*batching.Response, error)) {
-	a := actOf([]*batching.Input{in})
+func (r *fakeRunner) playTracked(ctx context.Context, in *message.Input, answer func(*message.Response, error)) {
+	a := actOf([]*message.Input{in})
 	switch a.action {
 	case "crash":
 		r.exit("exit status 3", "")
@@ -438,9 +438,9 @@ func (r *fakeRunner) playTracked(ctx context.Context, in *batching.Input, answer
 }
 
 // stream answers with a stream that carries one token a second.
-func (r *fakeRunner) stream(ctx context.Context, tokens []string, answer func(*batching.Response, error)) {
-	st := batching.NewStream()
-	answer(&batching.Response{Code: 200, Stream: st, Props: []batching.Prop{{Key: "x-pid", Value: strconv.Itoa(r.pid)}}}, nil)
+func (r *fakeRunner) stream(ctx context.Context, tokens []string, answer func(*message.Response, error)) {
+	st := message.NewStream()
+	answer(&message.Response{Code: 200, Stream: st, Props: []message.Prop{{Key: "x-pid", Value: strconv.Itoa(r.pid)}}}, nil)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for _, tok := range tokens {

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/api"
-	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 	"github.com/switchyard/switchyard/worker/process"
 )
 
@@ -89,7 +89,7 @@ func (w *fakeWorld) exited(r *fakeRunner) {
 
 // noteAnswers records, for each body of ins, the seq just before its
 // answer.
-func (w *fakeWorld) noteAnswers(ins []*batching.Input) {
+func (w *fakeWorld) noteAnswers(ins []*message.Input) {
 	if w.seq == nil {
 		return
 	}

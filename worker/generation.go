@@ -4,7 +4,7 @@ import (
 	"strconv"
 
 	"github.com/switchyard/switchyard/api"
-	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 )
 
 // Properties of a worker's initialization reply in which a generative
@@ -18,7 +18,7 @@ const (
 // generationOf reads the declared capabilities from a worker's
 // initialization reply; nil when the handler declared none of them. A value
 // that does not parse counts as not declared.
-func generationOf(props []batching.Prop) *api.Generation {
+func generationOf(props []message.Prop) *api.Generation {
 	var g api.Generation
 	declared := false
 	for _, p := range props {

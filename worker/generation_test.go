@@ -5,21 +5,21 @@ import (
 	"testing"
 
 	"github.com/switchyard/switchyard/api"
-	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 )
 
 func TestGenerationOf(t *testing.T) {
 	tests := []struct {
 		name  string
-		props []batching.Prop
+		props []message.Prop
 		want  *api.Generation
 	}{
-		{"nothing declared", []batching.Prop{{Key: "rolling_batch", Value: "disable"}}, nil},
-		{"all three", []batching.Prop{{Key: "context_length", Value: "256"}, {Key: "supports_tools", Value: "true"},
+		{"nothing declared", []message.Prop{{Key: "rolling_batch", Value: "disable"}}, nil},
+		{"all three", []message.Prop{{Key: "context_length", Value: "256"}, {Key: "supports_tools", Value: "true"},
 			{Key: "max_choices", Value: "4"}}, &api.Generation{ContextLength: 256, SupportsTools: true, MaxChoices: 4}},
-		{"no tools, choices default to one", []batching.Prop{{Key: "supports_tools", Value: "false"}},
+		{"no tools, choices default to one", []message.Prop{{Key: "supports_tools", Value: "false"}},
 			&api.Generation{MaxChoices: 1}},
-		{"values that do not parse are not declared", []batching.Prop{{Key: "context_length", Value: "lots"},
+		{"values that do not parse are not declared", []message.Prop{{Key: "context_length", Value: "lots"},
 			{Key: "max_choices", Value: "0"}, {Key: "supports_tools", Value: "maybe"}}, nil},
 	}
 	for _, tt := range tests {

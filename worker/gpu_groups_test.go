@@ -24,6 +24,7 @@ import (
 	"github.com/switchyard/switchyard/batching"
 	"github.com/switchyard/switchyard/gpu"
 	"github.com/switchyard/switchyard/gpu/gputest"
+	"github.com/switchyard/switchyard/message"
 )
 
 // gpuRegistry returns a registry on fake workers whose GPUs are the fake
@@ -98,7 +99,7 @@ func TestGPUWorkerEnvironment(t *testing.T) {
 		if _, err := registerSync(t, reg, "one"); err != nil {
 			t.Fatal(err)
 		}
-		j := batching.NewJob("r1", batching.Input{Content: []batching.Item{{Key: "data", Value: []byte("x")}}}, time.Now(), time.Time{})
+		j := batching.NewJob("r1", message.Input{Content: []message.Item{{Key: "data", Value: []byte("x")}}}, time.Now(), time.Time{})
 		if err := reg.Submit("one", j); err != nil {
 			t.Fatal(err)
 		}
@@ -143,7 +144,7 @@ func TestGPUPlacementPicksRoom(t *testing.T) {
 		if _, err := registerSync(t, reg, "lazy"); err != nil {
 			t.Fatal(err)
 		}
-		j := batching.NewJob("r1", batching.Input{Content: []batching.Item{{Key: "data", Value: []byte("x")}}}, time.Now(), time.Time{})
+		j := batching.NewJob("r1", message.Input{Content: []message.Item{{Key: "data", Value: []byte("x")}}}, time.Now(), time.Time{})
 		if err := reg.Submit("lazy", j); err != nil {
 			t.Fatal(err)
 		}

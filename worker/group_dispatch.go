@@ -8,6 +8,7 @@ import (
 
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 	"github.com/switchyard/switchyard/worker/process"
 )
 
@@ -163,13 +164,13 @@ func (w *run) send(p Runner, pl *pipeline, jobs []*batching.Job, onlyIdle bool) 
 	w.m.took(len(jobs))
 	m := w.m
 	w.env.series.dispatched(jobs, time.Now())
-	ins := make([]*batching.Input, len(jobs))
+	ins := make([]*message.Input, len(jobs))
 	for i, j := range jobs {
 		ins[i] = &j.Input
 	}
 	// A stop lets the batch finish; only a forced shutdown cuts it. Errors
 	// come to the answers and to pl.
-	_ = p.Dispatch(w.env.forced, ins, func(i int, resp *batching.Response, err error) {
+	_ = p.Dispatch(w.env.forced, ins, func(i int, resp *message.Response, err error) {
 		if err != nil {
 			m.retryOrFail(jobs[i], err)
 			return
@@ -252,7 +253,7 @@ func fill(ctx context.Context, slots chan struct{}) {
 // once the request has ended on the worker, from the worker's reply reader.
 func (w *run) track(p Runner, j *batching.Job, done func()) {
 	m := w.m
-	p.Track(j.Context(), w.env.trackingID(), &j.Input, func(resp *batching.Response, err error) {
+	p.Track(j.Context(), w.env.trackingID(), &j.Input, func(resp *message.Response, err error) {
 		if err != nil {
 			m.retryOrFail(j, err)
 			return

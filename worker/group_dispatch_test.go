@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 	"github.com/switchyard/switchyard/properties"
 )
 
@@ -82,7 +83,7 @@ func checkNext(t *testing.T, w *run, res <-chan nextResult, wantIdle time.Durati
 		t.Fatalf("next returned %v without work", r.err)
 	default:
 	}
-	j := batching.NewJob("work", batching.Input{}, time.Now(), time.Time{})
+	j := batching.NewJob("work", message.Input{}, time.Now(), time.Time{})
 	if err := w.g.m.queue.Push(j); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/batching"
 	"github.com/switchyard/switchyard/gpu"
+	"github.com/switchyard/switchyard/message"
 	"github.com/switchyard/switchyard/properties"
 	"github.com/switchyard/switchyard/worker/process"
 )
@@ -307,11 +308,11 @@ func (r *Registry) spec(m *Model, device api.Device, unit string) process.Spec {
 func workerEnv() []string { return []string{"PYTHONUNBUFFERED=1"} }
 
 // initProps converts the model's worker properties for the wire.
-func initProps(cfg *properties.Model) []batching.Prop {
+func initProps(cfg *properties.Model) []message.Prop {
 	props := cfg.WorkerProps()
-	out := make([]batching.Prop, len(props))
+	out := make([]message.Prop, len(props))
 	for i, p := range props {
-		out[i] = batching.Prop{Key: p.Key, Value: p.Value}
+		out[i] = message.Prop{Key: p.Key, Value: p.Value}
 	}
 	return out
 }

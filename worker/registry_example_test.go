@@ -10,9 +10,10 @@ import (
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/batching"
 	"github.com/switchyard/switchyard/gpu"
+	"github.com/switchyard/switchyard/message"
 	"github.com/switchyard/switchyard/properties"
+	"github.com/switchyard/switchyard/pyruntime"
 	"github.com/switchyard/switchyard/worker"
-	"github.com/switchyard/switchyard/worker/pyruntime"
 )
 
 // ExampleRegistry registers a model folder of the store, sends it one
@@ -45,7 +46,7 @@ func ExampleRegistry() {
 		fmt.Println(err)
 		return
 	}
-	in := batching.Input{Content: []batching.Item{{Key: "data", Value: []byte("hello")}}}
+	in := message.Input{Content: []message.Item{{Key: "data", Value: []byte("hello")}}}
 	job := batching.NewJob("req-1", in, time.Now(), time.Time{})
 	if err := reg.Submit("echo", job); err != nil {
 		fmt.Println(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/switchyard/switchyard/batching"
 	"github.com/switchyard/switchyard/gpu"
 	"github.com/switchyard/switchyard/internal/testutil"
+	"github.com/switchyard/switchyard/message"
 	"github.com/switchyard/switchyard/properties"
 	"github.com/switchyard/switchyard/worker/process"
 )
@@ -133,9 +134,9 @@ func (r *testRegistry) mustRegister(t *testing.T, name string) {
 // newJob returns a job whose body is body and whose properties are the
 // key, value pairs of kv.
 func newJob(body string, kv ...string) *batching.Job {
-	in := batching.Input{Content: []batching.Item{{Key: "data", Value: []byte(body)}}}
+	in := message.Input{Content: []message.Item{{Key: "data", Value: []byte(body)}}}
 	for i := 0; i+1 < len(kv); i += 2 {
-		in.Props = append(in.Props, batching.Prop{Key: kv[i], Value: kv[i+1]})
+		in.Props = append(in.Props, message.Prop{Key: kv[i], Value: kv[i+1]})
 	}
 	return batching.NewJob(body, in, time.Now(), time.Time{})
 }
@@ -150,14 +151,14 @@ func (r *testRegistry) submit(t *testing.T, model string, j *batching.Job) *batc
 }
 
 // call submits j and waits for its answer.
-func (r *testRegistry) call(t *testing.T, model string, j *batching.Job) (*batching.Response, error) {
+func (r *testRegistry) call(t *testing.T, model string, j *batching.Job) (*message.Response, error) {
 	t.Helper()
 	r.submit(t, model, j)
 	return await(t, j)
 }
 
 // await waits for j's answer.
-func await(t *testing.T, j *batching.Job) (*batching.Response, error) {
+func await(t *testing.T, j *batching.Job) (*message.Response, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
@@ -169,7 +170,7 @@ func await(t *testing.T, j *batching.Job) (*batching.Response, error) {
 }
 
 // pidOf returns the worker pid a probe answer names.
-func pidOf(t *testing.T, resp *batching.Response) int {
+func pidOf(t *testing.T, resp *message.Response) int {
 	t.Helper()
 	pid, err := strconv.Atoi(propOf(resp, "x-pid"))
 	if err != nil {
@@ -250,7 +251,7 @@ func errText(err error) string {
 }
 
 // propOf returns the value of r's last property named key, or "".
-func propOf(r *batching.Response, key string) string {
+func propOf(r *message.Response, key string) string {
 	v, _ := r.Prop(key)
 	return v
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 	"github.com/switchyard/switchyard/worker/process"
 )
 
@@ -22,13 +22,13 @@ type Runner interface {
 	// request never reached the worker, or the worker never started it; a
 	// done error wrapping api.ErrPredictTimeout means the worker was killed
 	// at its predict timeout while it ran this batch.
-	Dispatch(ctx context.Context, ins []*batching.Input, answer func(i int, resp *batching.Response, err error), done func(error)) error
+	Dispatch(ctx context.Context, ins []*message.Input, answer func(i int, resp *message.Response, err error), done func(error)) error
 	// Track sends one rolling-batch request tagged with id and calls answer
 	// exactly once, with the reply's first frame or the error that kept it
 	// from one, then done once the request has ended on the worker (see
 	// process.Process.Track). An error wrapping process.ErrNotSent means
 	// the request never reached the worker.
-	Track(ctx context.Context, id string, in *batching.Input, answer func(*batching.Response, error), done func())
+	Track(ctx context.Context, id string, in *message.Input, answer func(*message.Response, error), done func())
 	// Done is closed once the process has exited; Err then says why.
 	Done() <-chan struct{}
 	Err() error
@@ -43,7 +43,7 @@ type Runner interface {
 	PID() int
 	Socket() string
 	Started() time.Time
-	InitProps() []batching.Prop
+	InitProps() []message.Prop
 }
 
 // StartFunc starts one worker process for spec and returns it once it has

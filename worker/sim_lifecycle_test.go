@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 	"github.com/switchyard/switchyard/properties"
 )
 
@@ -285,7 +286,7 @@ func TestSimQueueDeadline(t *testing.T) {
 		long := r.submit(t, "busy", newJob("long", "action", "sleep", "seconds", "3"))
 		held := r.submit(t, "busy", newJob("held"))
 		settle()
-		in := batching.Input{Content: []batching.Item{{Key: "data", Value: []byte("late")}}}
+		in := message.Input{Content: []message.Item{{Key: "data", Value: []byte("late")}}}
 		late := batching.NewJob("late", in, time.Now(), time.Now().Add(200*time.Millisecond))
 		if _, err := r.call(t, "busy", late); !errors.Is(err, batching.ErrExpired) {
 			t.Fatalf("late job error = %s, want ErrExpired", errText(err))

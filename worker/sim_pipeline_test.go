@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 )
 
 // TestSimPipelined sends a one-worker model five one-second requests at
@@ -62,7 +63,7 @@ func TestSimPipelinedFaults(t *testing.T) {
 				r.mustRegister(t, "m")
 				first := w.live("m")[0]
 				bad := r.submit(t, "m", newJob("bad", tt.props...))
-				in := batching.Input{Content: []batching.Item{{Key: "data", Value: []byte("behind")}}}
+				in := message.Input{Content: []message.Item{{Key: "data", Value: []byte("behind")}}}
 				behind := r.submit(t, "m", batching.NewJob("behind", in, time.Now(), time.Now().Add(time.Minute)))
 				settle()
 				if n := first.maxHeld(); n != 2 {
@@ -142,7 +143,7 @@ func TestSimHeldJobExpires(t *testing.T) {
 		r.mustRegister(t, "m")
 		long := r.submit(t, "m", newJob("long", "action", "sleep", "seconds", "3"))
 		settle()
-		in := batching.Input{Content: []batching.Item{{Key: "data", Value: []byte("late")}}}
+		in := message.Input{Content: []message.Item{{Key: "data", Value: []byte("late")}}}
 		began := time.Now()
 		late := r.submit(t, "m", batching.NewJob("late", in, began, began.Add(200*time.Millisecond)))
 		settle()

@@ -24,6 +24,7 @@ import (
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/batching"
 	"github.com/switchyard/switchyard/gpu/gputest"
+	"github.com/switchyard/switchyard/message"
 	"github.com/switchyard/switchyard/properties"
 )
 
@@ -151,7 +152,7 @@ func TestSimRoundRobinOverBudget(t *testing.T) {
 					s := sent{model: model, body: body}
 					if s.err = r.Submit(model, j); s.err == nil {
 						s.accepted = seq.Add(1)
-						var resp *batching.Response
+						var resp *message.Response
 						resp, s.err = j.Wait(context.Background())
 						if resp != nil {
 							s.code = resp.Code
@@ -433,7 +434,7 @@ func TestSimAbandonedLoad(t *testing.T) {
 		r.storeModels(t, []string{"a", "b"}, "minWorkers=1", "maxWorkers=1", "required_memory_mb=1000")
 		long := r.submit(t, "a", newJob("long", "action", "sleep", "seconds", "30"))
 		settle()
-		short := batching.NewJob("short", batching.Input{}, time.Now(), time.Now().Add(5*time.Second))
+		short := batching.NewJob("short", message.Input{}, time.Now(), time.Now().Add(5*time.Second))
 		r.submit(t, "b", short)
 		if _, err := await(t, short); !errors.Is(err, batching.ErrExpired) {
 			t.Fatalf("a request whose deadline passes while it waits for room: %v", err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 )
 
 // rollingSim registers a rolling-batch model with one worker that holds at
@@ -73,7 +74,7 @@ func TestSimRollingStream(t *testing.T) {
 	simTest(t, func(t *testing.T, r *testRegistry, w *fakeWorld) {
 		rollingSim(t, r, "gen", "2")
 		full := r.submit(t, "gen", newJob("", "tokens", "a,b,c"))
-		in := batching.Input{Props: []batching.Prop{{Key: "tokens", Value: "x,y,z,w"}}}
+		in := message.Input{Props: []message.Prop{{Key: "tokens", Value: "x,y,z,w"}}}
 		left := r.submit(t, "gen", batching.NewJob("left", in, time.Now(), time.Time{}))
 		resp, err := await(t, left)
 		if err != nil {
@@ -101,7 +102,7 @@ func TestSimRollingStream(t *testing.T) {
 }
 
 // readStream reads a stream to its end.
-func readStream(s *batching.Stream) ([]string, error) {
+func readStream(s *message.Stream) ([]string, error) {
 	var toks []string
 	for {
 		tok, err := s.Next(context.Background())

@@ -15,5 +15,5 @@
 //	          [-concurrency 1,8] [-requests 2] [-question "..."]
 //
 // It prints one line per figure and exits 1 when a request fails.
-// scripts/bench_chat.sh starts a server on the toy chat model and runs it.
+// bench/bench_chat.sh starts a server on the toy chat model and runs it.
 package main

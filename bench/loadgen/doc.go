@@ -1,7 +1,7 @@
 // Command loadgen is switchyard's load generator: it measures requests per
 // second and latency percentiles of an HTTP endpoint at several
 // concurrency levels over keep-alive connections, and it serves and
-// measures a bare fasthttp "hello" server to compare with. scripts/bench.sh
+// measures a bare fasthttp "hello" server to compare with. bench/bench.sh
 // drives it for issue 3's benchmark.
 //
 // Subcommands:

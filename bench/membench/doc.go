@@ -7,7 +7,7 @@
 // default, the default max_request_size) and checks that each comes back
 // byte for byte, then samples VmRSS for a fixed time (30 s by default) and
 // prints the samples, the peak (VmHWM) and when the RSS fell below the
-// target (40 MB). scripts/bench_memory.sh builds the binary and runs it.
+// target (40 MB). bench/bench_memory.sh builds the binary and runs it.
 //
 //	membench -bin bin/switchyard [-size 64MiB] [-requests 1] [-watch 30s]
 //

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/switchyard/switchyard/internal/benchserver"
+	"github.com/switchyard/switchyard/bench/internal/benchserver"
 )
 
 // sample is one RSS reading, taken at a time after the last answer.

@@ -1,6 +1,6 @@
 //go:build switchyard_pprof
 
-// This file is never built where it lies. scripts/bench.sh, when asked for
+// This file is never built where it lies. bench/bench.sh, when asked for
 // a profile (BENCH_PPROF), overlays it into cmd/switchyard's package main
 // (go build -tags switchyard_pprof -overlay) so that the benchmarked server
 // can take a CPU profile without a profiling flag in the product:

@@ -24,5 +24,5 @@
 //     every copy loaded before the clock starts. It prints requests/s,
 //     p50, p99, errors, loads and evictions (from /metrics) of each run.
 //
-// scripts/bench_residency.sh builds the binary and runs it. Linux only.
+// bench/bench_residency.sh builds the binary and runs it. Linux only.
 package main

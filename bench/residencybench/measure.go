@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/switchyard/switchyard/internal/benchserver"
+	"github.com/switchyard/switchyard/bench/internal/benchserver"
 )
 
 // body is what every request sends: the langid example's input, which the

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/switchyard/switchyard/worker/pyruntime"
+	"github.com/switchyard/switchyard/pyruntime"
 )
 
 // printPythonPath is the pythonpath subcommand: it unpacks the worker

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchyard/switchyard/worker/pyruntime"
+	"github.com/switchyard/switchyard/pyruntime"
 )
 
 // TestPythonPath runs the documented way to try a model folder's handler

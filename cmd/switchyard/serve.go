@@ -19,9 +19,9 @@ import (
 	"github.com/switchyard/switchyard/frontend"
 	"github.com/switchyard/switchyard/gpu"
 	"github.com/switchyard/switchyard/properties"
+	"github.com/switchyard/switchyard/pyruntime"
 	"github.com/switchyard/switchyard/worker"
 	"github.com/switchyard/switchyard/worker/process"
-	"github.com/switchyard/switchyard/worker/pyruntime"
 )
 
 // serve runs the server until SIGINT or SIGTERM.

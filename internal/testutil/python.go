@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/switchyard/switchyard/worker/pyruntime"
+	"github.com/switchyard/switchyard/pyruntime"
 )
 
 // SystemPython is the interpreter the integration tests run workers with:

@@ -12,6 +12,7 @@ from switchyard_runtime.wire import protocol
 from switchyard_runtime.server import Server
 
 RUNTIME_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO_DIR = os.path.dirname(RUNTIME_DIR)
 ECHO_MODEL = os.path.join(RUNTIME_DIR, "tests", "models", "echo")
 
 

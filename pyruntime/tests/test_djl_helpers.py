@@ -2,7 +2,7 @@
 
 Written from DJL Serving's documented behaviour of djl_python.test_model and
 djl_python.encode_decode; DJL's own unit tests of these modules are run
-against the shim from Go (worker/pyruntime's TestDJLPythonTests) where
+against the shim from Go (pyruntime's TestDJLPythonTests) where
 DJL's source is at hand.
 """
 

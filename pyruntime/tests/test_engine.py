@@ -13,11 +13,11 @@ import unittest
 
 from switchyard_runtime import cli
 from switchyard_runtime.wire import protocol
-from tests.helpers import ECHO_MODEL, RUNTIME_DIR
+from tests.helpers import ECHO_MODEL, REPO_DIR, RUNTIME_DIR
 
 ENGINE = os.path.join(RUNTIME_DIR, "switchyard_engine.py")
-BARE_ECHO = os.path.join(RUNTIME_DIR, "bench", "bare_echo.py")
-NOOP_MODEL = os.path.join(RUNTIME_DIR, "bench", "noop")
+BARE_ECHO = os.path.join(REPO_DIR, "bench", "python", "bare_echo.py")
+NOOP_MODEL = os.path.join(REPO_DIR, "bench", "python", "noop")
 TIMEOUT = 60  # a bound on waits so a broken engine fails instead of hanging
 
 

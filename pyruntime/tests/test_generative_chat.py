@@ -1,8 +1,8 @@
 """The toy chat model's handler (examples/models/chat/model.py) end to end.
 
-The model folder is found through SWITCHYARD_CHAT_MODEL_DIR or, in a source
-checkout, at examples/models/chat; the tests are skipped where it is not
-there (an unpacked runtime) or torch and sentencepiece are missing.
+The model folder is found through SWITCHYARD_CHAT_MODEL_DIR, else at
+examples/models/chat of the checkout; the tests are skipped where it is not
+there or torch and sentencepiece are missing.
 """
 
 # These tests look inside the objects they check.
@@ -18,7 +18,7 @@ import unittest
 from switchyard_runtime import loader
 from switchyard_runtime.djl.inputs import Input
 from switchyard_runtime.djl.pairlist import PairList
-from tests.helpers import RUNTIME_DIR, start_worker, stream_parts
+from tests.helpers import REPO_DIR, start_worker, stream_parts
 
 try:  # imported once here, so that no test's import cleanup drops torch from sys.modules
     for _name in ("torch", "sentencepiece"):
@@ -27,8 +27,8 @@ try:  # imported once here, so that no test's import cleanup drops torch from sy
 except ImportError:
     HAVE_TORCH = False
 
-CHAT_DIR = os.environ.get("SWITCHYARD_CHAT_MODEL_DIR") or os.path.normpath(
-    os.path.join(RUNTIME_DIR, "..", "..", "..", "examples", "models", "chat"))
+CHAT_DIR = os.environ.get("SWITCHYARD_CHAT_MODEL_DIR") or os.path.join(
+    REPO_DIR, "examples", "models", "chat")
 HAVE_MODEL = os.path.isfile(os.path.join(CHAT_DIR, "model.py")) and os.path.isfile(
     os.path.join(CHAT_DIR, "pytorch_model.bin"))
 SKIP = not (HAVE_TORCH and HAVE_MODEL)

@@ -14,8 +14,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/switchyard/switchyard/batching"
 	"github.com/switchyard/switchyard/internal/testutil"
+	"github.com/switchyard/switchyard/message"
 	"github.com/switchyard/switchyard/worker/wire"
 )
 
@@ -36,7 +36,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 	})
 	b.Run("runtime-batch8", func(b *testing.B) {
 		p := benchRuntime(b)
-		ins := make([]*batching.Input, 8)
+		ins := make([]*message.Input, 8)
 		for i := range ins {
 			ins[i] = in
 		}

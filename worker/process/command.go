@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 )
 
 // workerLogLevel is the --log-level of the workers: the server's level, in
@@ -52,7 +52,7 @@ const defaultHandler = "handle"
 // function, when in names none (nil in: a batch, whose own properties never
 // do). DJL's front-end names it on every request, the initialization
 // included, and DJL's engine calls getattr(module, handler) with it.
-func (p *Process) handlerProp(in *batching.Input) []batching.Prop {
+func (p *Process) handlerProp(in *message.Input) []message.Prop {
 	if in != nil {
 		for _, pr := range in.Props {
 			if pr.Key == HandlerKey {

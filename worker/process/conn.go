@@ -10,7 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 	"github.com/switchyard/switchyard/worker/wire"
 )
 
@@ -26,7 +26,7 @@ type call struct {
 	// the head of the line.
 	deadline  time.Time
 	resp      *wire.Response
-	stream    *batching.Stream
+	stream    *message.Stream
 	err       error
 	settled   bool
 	abandoned bool        // nobody waits for the result any more
@@ -38,11 +38,11 @@ type call struct {
 	onEnd     func()      // Track's done callback
 	// answer is Track's callback: the reply's first frame, or the error
 	// that kept it from one, exactly once (see takeAnswer).
-	answer func(*batching.Response, error)
+	answer func(*message.Response, error)
 	// reply is an untracked call's: the first frame, on the reading
 	// goroutine, so that Dispatch answers its requests without a hand-off,
 	// or the error that kept it from one, exactly once (see takeAnswer).
-	reply func(*wire.Response, *batching.Stream, error)
+	reply func(*wire.Response, *message.Stream, error)
 	ended func(error) // Dispatch's done callback
 }
 
@@ -59,7 +59,7 @@ func (c *call) settle(resp *wire.Response, err error) {
 	}
 	c.settled, c.resp, c.err = true, resp, err
 	if resp != nil && resp.Streaming && !c.abandoned {
-		c.stream = batching.NewStream()
+		c.stream = message.NewStream()
 	}
 	if c.stopTimer != nil {
 		c.stopTimer()

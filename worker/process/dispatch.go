@@ -11,14 +11,14 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchyard/switchyard/api"
-	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 	"github.com/switchyard/switchyard/worker/wire"
 )
 
 // batchResult is one request's share of a batch reply: a response, or the
 // error for that request alone.
 type batchResult struct {
-	Resp *batching.Response
+	Resp *message.Response
 	Err  error
 }
 
@@ -49,7 +49,7 @@ type batchResult struct {
 // encoded (the error wraps api.ErrBadRequest), ctx was done, or the worker
 // is dead or its connection broke (ErrNotSent). The answers and done have
 // had the error too, or will have it shortly.
-func (p *Process) Dispatch(ctx context.Context, ins []*batching.Input, answer func(i int, resp *batching.Response, err error), done func(error)) error {
+func (p *Process) Dispatch(ctx context.Context, ins []*message.Input, answer func(i int, resp *message.Response, err error), done func(error)) error {
 	frame, err := p.encode(ins)
 	if err == nil {
 		err = ctx.Err()
@@ -62,7 +62,7 @@ func (p *Process) Dispatch(ctx context.Context, ins []*batching.Input, answer fu
 		return err
 	}
 	n := len(ins)
-	return p.send(frame, func(resp *wire.Response, st *batching.Stream, err error) {
+	return p.send(frame, func(resp *wire.Response, st *message.Stream, err error) {
 		if err != nil {
 			answerAll(n, answer, err)
 			return
@@ -71,7 +71,7 @@ func (p *Process) Dispatch(ctx context.Context, ins []*batching.Input, answer fu
 	}, done)
 }
 
-func answerAll(n int, answer func(int, *batching.Response, error), err error) {
+func answerAll(n int, answer func(int, *message.Response, error), err error) {
 	for i := range n {
 		answer(i, nil, err)
 	}
@@ -79,7 +79,7 @@ func answerAll(n int, answer func(int, *batching.Response, error), err error) {
 
 // encode builds the frame Dispatch sends, in pieces that reference large
 // bodies instead of copying them.
-func (p *Process) encode(ins []*batching.Input) (net.Buffers, error) {
+func (p *Process) encode(ins []*message.Input) (net.Buffers, error) {
 	var frame net.Buffers
 	var err error
 	switch len(ins) {
@@ -97,7 +97,7 @@ func (p *Process) encode(ins []*batching.Input) (net.Buffers, error) {
 }
 
 // deliver answers the n requests of a Dispatch from the reply's first frame.
-func (p *Process) deliver(resp *wire.Response, st *batching.Stream, n int, answer func(int, *batching.Response, error)) {
+func (p *Process) deliver(resp *wire.Response, st *message.Stream, n int, answer func(int, *message.Response, error)) {
 	if n == 1 {
 		answer(0, resp.ToBatching(st), nil)
 		return
@@ -113,7 +113,7 @@ func (p *Process) deliver(resp *wire.Response, st *batching.Stream, n int, answe
 }
 
 // split turns a batch reply into one result per request.
-func (p *Process) split(resp *wire.Response, st *batching.Stream, n int) ([]batchResult, error) {
+func (p *Process) split(resp *wire.Response, st *message.Stream, n int) ([]batchResult, error) {
 	if st != nil {
 		st.Close(wire.ErrBadBatch)
 	}
@@ -124,7 +124,7 @@ func (p *Process) split(resp *wire.Response, st *batching.Stream, n int) ([]batc
 	return p.batchResults(parts), nil
 }
 
-func (p *Process) batchResults(parts []*batching.Response) []batchResult {
+func (p *Process) batchResults(parts []*message.Response) []batchResult {
 	out := make([]batchResult, len(parts))
 	for i, r := range parts {
 		out[i].Resp = r
@@ -146,7 +146,7 @@ func (p *Process) badRequest(err error) error {
 // write failed; reply and end get it too.
 // Registration and write happen under wmu, so the line's order is the
 // order of the frames on the wire, which is the order of the replies.
-func (p *Process) send(frame net.Buffers, reply func(*wire.Response, *batching.Stream, error), end func(error)) error {
+func (p *Process) send(frame net.Buffers, reply func(*wire.Response, *message.Stream, error), end func(error)) error {
 	p.wmu.Lock()
 	c, err := p.enqueue(reply, end)
 	if err != nil {
@@ -172,7 +172,7 @@ func (p *Process) send(frame net.Buffers, reply func(*wire.Response, *batching.S
 }
 
 // enqueue adds an untracked call at the end of the line; wmu is held.
-func (p *Process) enqueue(reply func(*wire.Response, *batching.Stream, error), end func(error)) (*call, error) {
+func (p *Process) enqueue(reply func(*wire.Response, *message.Stream, error), end func(error)) (*call, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.dead != nil {

@@ -13,19 +13,19 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/api"
-	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 	"github.com/switchyard/switchyard/worker/wire"
 )
 
 func TestPredictEcho(t *testing.T) {
 	h := newHarness(t)
 	p := h.start(t)
-	if got := p.InitProps(); !slices.Contains(got, batching.Prop{Key: "rolling_batch", Value: "disable"}) {
+	if got := p.InitProps(); !slices.Contains(got, message.Prop{Key: "rolling_batch", Value: "disable"}) {
 		t.Errorf("init props %v lack rolling_batch=disable", got)
 	}
 	tests := []struct {
 		name string
-		in   *batching.Input
+		in   *message.Input
 	}{
 		{"body and header", input("hello", "content-type", "text/plain")},
 		{"empty body", input("")},
@@ -51,7 +51,7 @@ func TestPredictEcho(t *testing.T) {
 
 func TestPredictBatch(t *testing.T) {
 	p := newHarness(t).start(t)
-	var ins []*batching.Input
+	var ins []*message.Input
 	for i := range 4 {
 		ins = append(ins, input(fmt.Sprintf("body %d", i), "x", fmt.Sprint(i*10)))
 	}
@@ -245,14 +245,14 @@ func TestPredictSerialized(t *testing.T) {
 func TestDispatch(t *testing.T) {
 	p := newHarness(t).start(t)
 	for _, n := range []int{1, 3} {
-		var ins []*batching.Input
+		var ins []*message.Input
 		for i := range n {
 			ins = append(ins, input(fmt.Sprintf("body %d", i), "x", fmt.Sprint(i)))
 		}
 		got := make([]string, n)
 		var mu sync.Mutex
 		ended := make(chan error, 2)
-		err := p.Dispatch(context.Background(), ins, func(i int, resp *batching.Response, err error) {
+		err := p.Dispatch(context.Background(), ins, func(i int, resp *message.Response, err error) {
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil || got[i] != "" {
@@ -280,9 +280,9 @@ func TestDispatch(t *testing.T) {
 	}
 	checkLongProperty(t, p)
 	unsendable := input("x")
-	unsendable.Props = make([]batching.Prop, wire.MaxCount+1)
+	unsendable.Props = make([]message.Prop, wire.MaxCount+1)
 	var errs, ends []error
-	err := p.Dispatch(context.Background(), []*batching.Input{unsendable}, func(_ int, _ *batching.Response, err error) { errs = append(errs, err) },
+	err := p.Dispatch(context.Background(), []*message.Input{unsendable}, func(_ int, _ *message.Response, err error) { errs = append(errs, err) },
 		func(err error) { ends = append(ends, err) })
 	if !errors.Is(err, api.ErrBadRequest) || len(errs) != 1 || !errors.Is(errs[0], api.ErrBadRequest) || len(ends) != 1 || ends[0] != err {
 		t.Fatalf("an unsendable request: Dispatch = %v, answers %v, ends %v", err, errs, ends)
@@ -295,7 +295,7 @@ func checkLongProperty(t *testing.T, p *Process) {
 	t.Helper()
 	long := strings.Repeat("v", 40<<10)
 	var got string
-	err := p.Dispatch(context.Background(), []*batching.Input{input("x", "k", long)}, func(_ int, resp *batching.Response, err error) {
+	err := p.Dispatch(context.Background(), []*message.Input{input("x", "k", long)}, func(_ int, resp *message.Response, err error) {
 		if err == nil {
 			got = propOf(resp, "k")
 		}
@@ -317,7 +317,7 @@ func TestNotSentToDeadWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-p.Done()
-	err := p.Dispatch(context.Background(), []*batching.Input{input("x")}, func(int, *batching.Response, error) {}, nil)
+	err := p.Dispatch(context.Background(), []*message.Input{input("x")}, func(int, *message.Response, error) {}, nil)
 	if !errors.Is(err, ErrNotSent) || !errors.Is(err, api.ErrWorkerDied) {
 		t.Errorf("Dispatch to a dead worker = %v, want ErrNotSent and ErrWorkerDied", err)
 	}
@@ -341,7 +341,7 @@ func newPipelined() *pipelined {
 
 func (r *pipelined) dispatch(t *testing.T, p *Process, body string, kv ...string) {
 	t.Helper()
-	err := p.Dispatch(context.Background(), []*batching.Input{input(body, kv...)}, func(_ int, resp *batching.Response, err error) {
+	err := p.Dispatch(context.Background(), []*message.Input{input(body, kv...)}, func(_ int, resp *message.Response, err error) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		r.errs[body] = err

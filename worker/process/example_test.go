@@ -8,7 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 	"github.com/switchyard/switchyard/worker/process"
 )
 
@@ -24,7 +24,7 @@ func ExampleStart() {
 		PythonPath:  []string{"/var/cache/switchyard/runtime"},
 		DeviceID:    -1,
 		SocketDir:   "/tmp",
-		InitProps:   []batching.Prop{{Key: "entryPoint", Value: "model.py"}},
+		InitProps:   []message.Prop{{Key: "entryPoint", Value: "model.py"}},
 		LoadTimeout: 4 * time.Minute,
 		Logger:      zap.NewExample(),
 	})
@@ -34,9 +34,9 @@ func ExampleStart() {
 	}
 	defer p.Stop(ctx)
 
-	in := &batching.Input{
-		Props:   []batching.Prop{{Key: "content-type", Value: "text/plain"}},
-		Content: []batching.Item{{Key: "data", Value: []byte("hello")}},
+	in := &message.Input{
+		Props:   []message.Prop{{Key: "content-type", Value: "text/plain"}},
+		Content: []message.Item{{Key: "data", Value: []byte("hello")}},
 	}
 	ended := make(chan struct{})
 	// Every request is answered through the callback exactly once, errors
@@ -44,7 +44,7 @@ func ExampleStart() {
 	// returned (Dispatch returns once the batch is written: the next one
 	// may be sent while the worker runs this one). done runs once the batch
 	// has ended on the worker.
-	_ = p.Dispatch(ctx, []*batching.Input{in}, func(_ int, resp *batching.Response, err error) {
+	_ = p.Dispatch(ctx, []*message.Input{in}, func(_ int, resp *message.Response, err error) {
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -62,9 +62,9 @@ func ExampleProcess_Track() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel() // leaving early cancels the request on the worker
 
-	in := &batching.Input{Content: []batching.Item{{Key: "data", Value: []byte(`{"inputs":"Hi","stream":true}`)}}}
-	first := make(chan *batching.Response, 1)
-	p.Track(ctx, "req-1", in, func(resp *batching.Response, err error) {
+	in := &message.Input{Content: []message.Item{{Key: "data", Value: []byte(`{"inputs":"Hi","stream":true}`)}}}
+	first := make(chan *message.Response, 1)
+	p.Track(ctx, "req-1", in, func(resp *message.Response, err error) {
 		if err != nil {
 			fmt.Println(err)
 		}

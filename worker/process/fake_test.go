@@ -21,7 +21,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 	"github.com/switchyard/switchyard/worker/wire"
 )
 
@@ -153,7 +153,7 @@ func (f *fake) run() int {
 	}
 }
 
-func props(in *batching.Input) map[string]string {
+func props(in *message.Input) map[string]string {
 	m := map[string]string{}
 	for _, p := range in.Props {
 		m[p.Key] = p.Value
@@ -178,7 +178,7 @@ func (f *fake) initialize(p map[string]string) int {
 		if mode == "" {
 			mode = "disable"
 		}
-		f.send(&wire.Response{Code: 200, Props: []batching.Prop{{Key: "rolling_batch", Value: mode}}})
+		f.send(&wire.Response{Code: 200, Props: []message.Prop{{Key: "rolling_batch", Value: mode}}})
 	}
 	return -1
 }
@@ -203,7 +203,7 @@ var (
 )
 
 // handle answers one request; a code >= 0 ends the fake.
-func (f *fake) handle(in *batching.Input) int {
+func (f *fake) handle(in *message.Input) int {
 	p := props(in)
 	if id, ok := p[TrackingKey]; ok {
 		f.tracked(id, p, in)
@@ -216,7 +216,7 @@ func (f *fake) handle(in *batching.Input) int {
 	return f.untracked(p, in)
 }
 
-func (f *fake) untracked(p map[string]string, in *batching.Input) int {
+func (f *fake) untracked(p map[string]string, in *message.Input) int {
 	switch p["action"] {
 	case "hang":
 		fmt.Println("fake: hanging")
@@ -251,23 +251,23 @@ func (f *fake) streamChunks(p map[string]string) [][]byte {
 
 // batch echoes each request's data in reverse order with unpadded keys, and
 // gives request i the property seen=<its x property>.
-func (f *fake) batch(in *batching.Input) {
+func (f *fake) batch(in *message.Input) {
 	resp := &wire.Response{Code: 200}
 	for i := len(in.Content) - 1; i >= 0; i-- {
 		it := in.Content[i]
 		idx, key, _ := strings.Cut(strings.TrimPrefix(it.Key, "batch_"), ".")
 		n, _ := strconv.Atoi(idx)
-		resp.Content = append(resp.Content, batching.Item{Key: fmt.Sprintf("batch_%d.%s", n, key), Value: it.Value})
+		resp.Content = append(resp.Content, message.Item{Key: fmt.Sprintf("batch_%d.%s", n, key), Value: it.Value})
 	}
 	for _, pr := range in.Props {
 		if prefix, ok := strings.CutSuffix(pr.Key, ".x"); ok {
-			resp.Props = append(resp.Props, batching.Prop{Key: prefix + ".seen", Value: pr.Value})
+			resp.Props = append(resp.Props, message.Prop{Key: prefix + ".seen", Value: pr.Value})
 		}
 	}
 	f.send(resp)
 }
 
-func (f *fake) tracked(id string, p map[string]string, in *batching.Input) {
+func (f *fake) tracked(id string, p map[string]string, in *message.Input) {
 	switch {
 	case p["cancel"] == "true":
 		f.cancel(id)
@@ -276,7 +276,7 @@ func (f *fake) tracked(id string, p map[string]string, in *batching.Input) {
 	case p["hold"] != "":
 		f.hold(id, p["hold"] == "first")
 	default:
-		f.send(&wire.Response{Code: 200, Props: []batching.Prop{{Key: TrackingKey, Value: id}}, Content: in.Content})
+		f.send(&wire.Response{Code: 200, Props: []message.Prop{{Key: TrackingKey, Value: id}}, Content: in.Content})
 	}
 }
 
@@ -285,7 +285,7 @@ func (f *fake) trackedFrame(id string, data []byte, isMore bool) {
 	if isMore {
 		marker = more
 	}
-	f.send(&wire.Response{Code: 200, Props: []batching.Prop{{Key: TrackingKey, Value: id}}, Streaming: true}, marker, data)
+	f.send(&wire.Response{Code: 200, Props: []message.Prop{{Key: TrackingKey, Value: id}}, Streaming: true}, marker, data)
 }
 
 // join adds seq to its group; the last member to arrive starts the group,

@@ -18,8 +18,8 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/switchyard/switchyard/batching"
-	"github.com/switchyard/switchyard/worker/pyruntime"
+	"github.com/switchyard/switchyard/message"
+	"github.com/switchyard/switchyard/pyruntime"
 	"github.com/switchyard/switchyard/worker/wire"
 )
 
@@ -115,17 +115,17 @@ func readRecord(t *testing.T, path string) fakeRecord {
 	return r
 }
 
-func input(body string, kv ...string) *batching.Input {
-	in := &batching.Input{Content: []batching.Item{{Key: "data", Value: []byte(body)}}}
+func input(body string, kv ...string) *message.Input {
+	in := &message.Input{Content: []message.Item{{Key: "data", Value: []byte(body)}}}
 	for i := 0; i+1 < len(kv); i += 2 {
-		in.Props = append(in.Props, batching.Prop{Key: kv[i], Value: kv[i+1]})
+		in.Props = append(in.Props, message.Prop{Key: kv[i], Value: kv[i+1]})
 	}
 	return in
 }
 
 // readAll drains a stream and returns its chunks and the error it ended with
 // (nil for a clean end).
-func readAll(t *testing.T, s *batching.Stream) ([]string, error) {
+func readAll(t *testing.T, s *message.Stream) ([]string, error) {
 	t.Helper()
 	var chunks []string
 	for {
@@ -155,7 +155,7 @@ func fileGone(path string) bool {
 // streamed reply comes back as soon as its header arrives, with the body on
 // Stream. It is bounded as Dispatch is; the tests call the worker through it to
 // see the reply whole.
-func (p *Process) predict(ctx context.Context, in *batching.Input) (*batching.Response, error) {
+func (p *Process) predict(ctx context.Context, in *message.Input) (*message.Response, error) {
 	frame, err := wire.RequestBuffers(in, p.handlerProp(in))
 	if err != nil {
 		return nil, p.badRequest(err)
@@ -171,7 +171,7 @@ func (p *Process) predict(ctx context.Context, in *batching.Input) (*batching.Re
 // batch_%03d.) and splits the reply into one result per request, in order.
 // It is bounded as Dispatch is. The error is for the batch as a whole; a
 // request that the reply leaves out gets its own error in its result.
-func (p *Process) predictBatch(ctx context.Context, ins []*batching.Input) ([]batchResult, error) {
+func (p *Process) predictBatch(ctx context.Context, ins []*message.Input) ([]batchResult, error) {
 	if len(ins) == 0 {
 		return nil, fmt.Errorf("%s: %w: empty batch", p.name(), wire.ErrBadBatch)
 	}
@@ -188,14 +188,14 @@ func (p *Process) predictBatch(ctx context.Context, ins []*batching.Input) ([]ba
 
 // roundTrip sends one untracked frame and waits for the first frame of its
 // reply, or for ctx: the reply, when it comes, is then dropped.
-func (p *Process) roundTrip(ctx context.Context, frame net.Buffers) (*wire.Response, *batching.Stream, error) {
+func (p *Process) roundTrip(ctx context.Context, frame net.Buffers) (*wire.Response, *message.Stream, error) {
 	type first struct {
 		resp *wire.Response
-		st   *batching.Stream
+		st   *message.Stream
 		err  error
 	}
 	got := make(chan first, 1)
-	err := p.send(frame, func(resp *wire.Response, st *batching.Stream, err error) { got <- first{resp, st, err} }, nil)
+	err := p.send(frame, func(resp *wire.Response, st *message.Stream, err error) { got <- first{resp, st, err} }, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -208,19 +208,19 @@ func (p *Process) roundTrip(ctx context.Context, frame net.Buffers) (*wire.Respo
 }
 
 // track is Track for a caller that waits for the answer, as the tests do.
-func track(p *Process, ctx context.Context, id string, in *batching.Input, done func()) (*batching.Response, error) {
+func track(p *Process, ctx context.Context, id string, in *message.Input, done func()) (*message.Response, error) {
 	type result struct {
-		resp *batching.Response
+		resp *message.Response
 		err  error
 	}
 	answered := make(chan result, 1)
-	p.Track(ctx, id, in, func(resp *batching.Response, err error) { answered <- result{resp, err} }, done)
+	p.Track(ctx, id, in, func(resp *message.Response, err error) { answered <- result{resp, err} }, done)
 	r := <-answered
 	return r.resp, r.err
 }
 
 // propOf returns the value of r's last property named key, or "".
-func propOf(r *batching.Response, key string) string {
+func propOf(r *message.Response, key string) string {
 	v, _ := r.Prop(key)
 	return v
 }

@@ -14,7 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 	"github.com/switchyard/switchyard/worker/wire"
 )
 
@@ -54,26 +54,26 @@ var (
 
 // Spec says how to start one worker process.
 type Spec struct {
-	Model          string          // model name, for logs and errors
-	ModelDir       string          // working directory, --model-dir
-	Python         string          // interpreter (e.g. /usr/bin/python3)
-	Engine         string          // engine script path (switchyard_engine.py, or DJL's djl_python_engine.py)
-	PythonPath     []string        // put first on PYTHONPATH; the model folder is appended, then the environment's PYTHONPATH
-	EntryPoint     string          // --entry-point ("" travels as an empty argument, as in DJL)
-	Recommended    string          // --recommended-entry-point, likewise
-	AsyncMode      bool            // --async-mode, else --no-async-mode
-	Handler        string          // the handler function every request names (property handler); "" means handle
-	DeviceID       int             // --device-id: -1 for CPU; 0 for a GPU worker pinned by VisibleDevices
-	VisibleDevices string          // CUDA_VISIBLE_DEVICES when not empty (a GPU or MIG device UUID)
-	LogLevel       string          // --log-level; "" means info
-	SocketDir      string          // created 0700 if missing
-	Env            []string        // extra environment (KEY=VALUE), last, so it wins
-	InitProps      []batching.Prop // the initialization request's properties (every model option)
-	LoadTimeout    time.Duration   // readiness + initialization, option.model_loading_timeout
-	PredictTimeout time.Duration   // option.predict_timeout
-	StopGrace      time.Duration   // SIGTERM → SIGKILL delay (default 5s)
-	MaxItem        int             // cap on one received item; 0 means wire.DefaultMaxItem
-	Logger         *zap.Logger     // nil means no logging
+	Model          string         // model name, for logs and errors
+	ModelDir       string         // working directory, --model-dir
+	Python         string         // interpreter (e.g. /usr/bin/python3)
+	Engine         string         // engine script path (switchyard_engine.py, or DJL's djl_python_engine.py)
+	PythonPath     []string       // put first on PYTHONPATH; the model folder is appended, then the environment's PYTHONPATH
+	EntryPoint     string         // --entry-point ("" travels as an empty argument, as in DJL)
+	Recommended    string         // --recommended-entry-point, likewise
+	AsyncMode      bool           // --async-mode, else --no-async-mode
+	Handler        string         // the handler function every request names (property handler); "" means handle
+	DeviceID       int            // --device-id: -1 for CPU; 0 for a GPU worker pinned by VisibleDevices
+	VisibleDevices string         // CUDA_VISIBLE_DEVICES when not empty (a GPU or MIG device UUID)
+	LogLevel       string         // --log-level; "" means info
+	SocketDir      string         // created 0700 if missing
+	Env            []string       // extra environment (KEY=VALUE), last, so it wins
+	InitProps      []message.Prop // the initialization request's properties (every model option)
+	LoadTimeout    time.Duration  // readiness + initialization, option.model_loading_timeout
+	PredictTimeout time.Duration  // option.predict_timeout
+	StopGrace      time.Duration  // SIGTERM → SIGKILL delay (default 5s)
+	MaxItem        int            // cap on one received item; 0 means wire.DefaultMaxItem
+	Logger         *zap.Logger    // nil means no logging
 }
 
 // withDefaults checks the spec, fills in the defaults and makes the paths
@@ -127,7 +127,7 @@ type Process struct {
 	spec    Spec
 	id      int // the worker's number, the n of its socket name
 	sock    string
-	handler []batching.Prop // handler=<Spec.Handler>, added to requests that name none
+	handler []message.Prop // handler=<Spec.Handler>, added to requests that name none
 	log     *zap.Logger
 	stdout  *lineWriter
 	stderr  *lineWriter
@@ -143,7 +143,7 @@ type Process struct {
 
 	conn      *net.UnixConn
 	rd        *wire.Reader
-	initProps []batching.Prop
+	initProps []message.Prop
 
 	wmu       sync.Mutex // one frame on the wire at a time; taken before mu
 	wdeadline time.Time  // the connection's write deadline (guarded by wmu)
@@ -177,7 +177,7 @@ func (p *Process) Started() time.Time { return p.started }
 
 // InitProps returns the properties of the worker's reply to the
 // initialization request (rolling_batch=..., for instance).
-func (p *Process) InitProps() []batching.Prop { return slices.Clone(p.initProps) }
+func (p *Process) InitProps() []message.Prop { return slices.Clone(p.initProps) }
 
 // Done is closed when the process has exited.
 func (p *Process) Done() <-chan struct{} { return p.exited }

@@ -1,6 +1,6 @@
 package process
 
-// Integration tests with the real Python runtime (worker/pyruntime) and
+// Integration tests with the real Python runtime (pyruntime) and
 // /usr/bin/python3. They are skipped with -short or without that
 // interpreter.
 
@@ -13,8 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchyard/switchyard/batching"
+	"go.uber.org/zap"
+
 	"github.com/switchyard/switchyard/internal/testutil"
+	"github.com/switchyard/switchyard/message"
 )
 
 // pythonHarness returns a harness whose spec runs the model folder
@@ -65,7 +67,7 @@ func TestPythonEcho(t *testing.T) {
 
 func TestPythonBatch(t *testing.T) {
 	p := pythonHarness(t, "echo").start(t)
-	var ins []*batching.Input
+	var ins []*message.Input
 	for i := range 4 {
 		ins = append(ins, input(fmt.Sprint("item ", i)))
 	}
@@ -129,6 +131,33 @@ func TestPythonSyntaxError(t *testing.T) {
 	t.Log(err)
 	checkErr(t, err, []error{ErrLoad}, []string{"SyntaxError"})
 	checkGone(t, h)
+}
+
+// TestPythonTracebackOneRecord loads a model.py that raises at import: the
+// worker's traceback reaches the log as one record at Error, the whole
+// traceback in its traceback field, and no frame line is a record of its own.
+func TestPythonTracebackOneRecord(t *testing.T) {
+	h := pythonHarness(t, "raises")
+	_, err := Start(context.Background(), h.spec)
+	checkErr(t, err, []error{ErrLoad}, []string{"ConnectionError"})
+	var withTB []string
+	for _, e := range h.logs.All() {
+		if strings.HasPrefix(strings.TrimSpace(e.Message), "File \"") || e.Message == tracebackHeader {
+			t.Errorf("a traceback line logged as a record of its own: %q", e.Message)
+		}
+		tb, ok := e.ContextMap()["traceback"].(string)
+		if !ok {
+			continue
+		}
+		withTB = append(withTB, tb)
+		if e.Level != zap.ErrorLevel || !strings.Contains(tb, "in _connect") || !strings.Contains(tb, "ConnectionError: cannot reach") {
+			t.Errorf("traceback record at %v, %q:\n%s", e.Level, e.Message, tb)
+		}
+	}
+	if len(withTB) != 1 {
+		t.Fatalf("%d records with a traceback, want 1: %q", len(withTB), withTB)
+	}
+	t.Logf("one record:\n%s", withTB[0])
 }
 
 func TestPythonSlowInit(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchyard/switchyard/api"
-	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 	"github.com/switchyard/switchyard/worker/wire"
 )
 
@@ -71,7 +71,7 @@ func newProcess(spec Spec) (*Process, error) {
 	}
 	p := &Process{
 		spec: spec, id: id, sock: sock, tail: newRing(stderrTailLines),
-		handler: []batching.Prop{{Key: HandlerKey, Value: spec.Handler}},
+		handler: []message.Prop{{Key: HandlerKey, Value: spec.Handler}},
 		ready:   make(chan struct{}), exited: make(chan struct{}),
 		tracked: map[string]*call{},
 		deadCh:  make(chan struct{}), idle: make(chan struct{}), idleClosed: true,
@@ -208,7 +208,7 @@ func (p *Process) initialize(ctx context.Context, deadline time.Time) error {
 }
 
 func (p *Process) exchangeInit() (*wire.Response, error) {
-	init := &batching.Input{Props: p.spec.InitProps}
+	init := &message.Input{Props: p.spec.InitProps}
 	frame, err := wire.AppendRequestWith(nil, init, p.handlerProp(init))
 	if err != nil {
 		return nil, err

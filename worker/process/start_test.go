@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/api"
-	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 )
 
 // TestCommandLine starts a (fake) worker and checks its whole argument list
@@ -140,7 +140,7 @@ func TestLoadFailures(t *testing.T) {
 	tests := []struct {
 		name      string
 		env       []string
-		init      []batching.Prop
+		init      []message.Prop
 		timeout   time.Duration
 		wantErr   []error
 		wantInMsg []string
@@ -162,25 +162,25 @@ func TestLoadFailures(t *testing.T) {
 		},
 		{
 			name:      "handler error",
-			init:      []batching.Prop{{Key: "fail", Value: "ModuleNotFoundError: No module named 'nope'"}},
+			init:      []message.Prop{{Key: "fail", Value: "ModuleNotFoundError: No module named 'nope'"}},
 			wantErr:   []error{ErrLoad},
 			wantInMsg: []string{"answered 500", "ModuleNotFoundError: No module named 'nope'"},
 		},
 		{
 			name:      "out of memory",
-			init:      []batching.Prop{{Key: "oom", Value: "1"}},
+			init:      []message.Prop{{Key: "oom", Value: "1"}},
 			wantErr:   []error{ErrLoad, api.ErrInsufficientMemory},
 			wantInMsg: []string{"CUDA out of memory"},
 		},
 		{
 			name:      "exit during initialization",
-			init:      []batching.Prop{{Key: "exit_init", Value: "bad weights"}},
+			init:      []message.Prop{{Key: "exit_init", Value: "bad weights"}},
 			wantErr:   []error{ErrLoad, api.ErrWorkerDied},
 			wantInMsg: []string{"exit status 4", "RuntimeError: bad weights"},
 		},
 		{
 			name:      "initialization too slow",
-			init:      []batching.Prop{{Key: "hang_init", Value: "1"}},
+			init:      []message.Prop{{Key: "hang_init", Value: "1"}},
 			timeout:   300 * time.Millisecond,
 			wantErr:   []error{ErrLoadTimeout},
 			wantInMsg: []string{"did not start within 300ms"},

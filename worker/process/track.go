@@ -9,7 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchyard/switchyard/api"
-	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 	"github.com/switchyard/switchyard/worker/wire"
 )
 
@@ -36,7 +36,7 @@ import (
 // within the spec's PredictTimeout, the request is canceled the same way
 // and the error wraps api.ErrPredictTimeout; the worker is not killed,
 // since its other requests may be fine.
-func (p *Process) Track(ctx context.Context, id string, in *batching.Input, answer func(*batching.Response, error), done func()) {
+func (p *Process) Track(ctx context.Context, id string, in *message.Input, answer func(*message.Response, error), done func()) {
 	c, frame, err := p.prepareTracked(ctx, id, in, answer, done)
 	if err != nil {
 		answer(nil, err)
@@ -50,7 +50,7 @@ func (p *Process) Track(ctx context.Context, id string, in *batching.Input, answ
 }
 
 // prepareTracked encodes the request and registers it under id.
-func (p *Process) prepareTracked(ctx context.Context, id string, in *batching.Input, answer func(*batching.Response, error), done func()) (*call, net.Buffers, error) {
+func (p *Process) prepareTracked(ctx context.Context, id string, in *message.Input, answer func(*message.Response, error), done func()) (*call, net.Buffers, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
@@ -63,18 +63,18 @@ func (p *Process) prepareTracked(ctx context.Context, id string, in *batching.In
 }
 
 // withTracking returns a copy of in that carries the tracking id.
-func withTracking(in *batching.Input, id string) *batching.Input {
-	props := make([]batching.Prop, 0, len(in.Props)+1)
+func withTracking(in *message.Input, id string) *message.Input {
+	props := make([]message.Prop, 0, len(in.Props)+1)
 	for _, pr := range in.Props {
 		if pr.Key != TrackingKey {
 			props = append(props, pr)
 		}
 	}
-	props = append(props, batching.Prop{Key: TrackingKey, Value: id})
-	return &batching.Input{Props: props, Content: in.Content}
+	props = append(props, message.Prop{Key: TrackingKey, Value: id})
+	return &message.Input{Props: props, Content: in.Content}
 }
 
-func (p *Process) register(id string, answer func(*batching.Response, error), done func()) (*call, error) {
+func (p *Process) register(id string, answer func(*message.Response, error), done func()) (*call, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.dead != nil {
@@ -150,7 +150,7 @@ func (p *Process) cancelIf(id string, c *call, err error, onlyWaiting bool) {
 }
 
 func (p *Process) sendCancel(id string) {
-	in := &batching.Input{Props: []batching.Prop{{Key: TrackingKey, Value: id}, {Key: "cancel", Value: "true"}}}
+	in := &message.Input{Props: []message.Prop{{Key: TrackingKey, Value: id}, {Key: "cancel", Value: "true"}}}
 	frame, err := wire.AppendRequest(nil, in)
 	if err == nil {
 		err = p.write(net.Buffers{frame}, time.Now().Add(p.spec.PredictTimeout))

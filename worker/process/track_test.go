@@ -12,12 +12,12 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/api"
-	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 )
 
 func rollingHarness(t *testing.T) *harness {
 	h := newHarness(t)
-	h.spec.InitProps = []batching.Prop{{Key: "rolling_batch", Value: "vllm"}}
+	h.spec.InitProps = []message.Prop{{Key: "rolling_batch", Value: "vllm"}}
 	return h
 }
 
@@ -221,7 +221,7 @@ type callbackLog struct {
 
 func newCallbackLog() *callbackLog { return &callbackLog{ended: make(chan struct{})} }
 
-func (l *callbackLog) answer(resp *batching.Response, err error) {
+func (l *callbackLog) answer(resp *message.Response, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err != nil {
@@ -247,8 +247,8 @@ func TestTrackCallbacks(t *testing.T) {
 	whole, stream, dying := newCallbackLog(), newCallbackLog(), newCallbackLog()
 	p.Track(context.Background(), "whole", input("w"), whole.answer, whole.done)
 	<-whole.ended
-	streamed := make(chan *batching.Response, 1)
-	p.Track(context.Background(), "stream", input("", "group", "s", "size", "1", "tokens", "a,b"), func(resp *batching.Response, err error) {
+	streamed := make(chan *message.Response, 1)
+	p.Track(context.Background(), "stream", input("", "group", "s", "size", "1", "tokens", "a,b"), func(resp *message.Response, err error) {
 		stream.answer(resp, err)
 		streamed <- resp
 	}, stream.done)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 )
 
 // TestBuffersMatchAppend checks that the pieces of RequestBuffers and
@@ -19,11 +19,11 @@ func TestBuffersMatchAppend(t *testing.T) {
 	big := bytes.Repeat([]byte("b"), largeItem)
 	huge := bytes.Repeat([]byte("h"), 3*largeItem+1)
 	small := bytes.Repeat([]byte("s"), largeItem-1)
-	one := &batching.Input{
-		Props:   []batching.Prop{prop("content-type", "application/octet-stream")},
-		Content: []batching.Item{{Key: "data", Value: big}, {Key: "q", Value: small}, {Key: "z", Value: huge}},
+	one := &message.Input{
+		Props:   []message.Prop{prop("content-type", "application/octet-stream")},
+		Content: []message.Item{{Key: "data", Value: big}, {Key: "q", Value: small}, {Key: "z", Value: huge}},
 	}
-	two := &batching.Input{Props: []batching.Prop{}, Content: []batching.Item{{Key: "data", Value: small}}}
+	two := &message.Input{Props: []message.Prop{}, Content: []message.Item{{Key: "data", Value: small}}}
 	tests := []struct {
 		name   string
 		pieces func() (net.Buffers, error)
@@ -34,8 +34,8 @@ func TestBuffersMatchAppend(t *testing.T) {
 			func() ([]byte, error) { return AppendRequest(nil, one) }, [][]byte{big, huge}},
 		{"small request", func() (net.Buffers, error) { return RequestBuffers(two, nil) },
 			func() ([]byte, error) { return AppendRequest(nil, two) }, nil},
-		{"batch", func() (net.Buffers, error) { return BatchBuffers([]*batching.Input{one, two, one}, nil) },
-			func() ([]byte, error) { return AppendBatch(nil, []*batching.Input{one, two, one}) }, [][]byte{big, huge, big, huge}},
+		{"batch", func() (net.Buffers, error) { return BatchBuffers([]*message.Input{one, two, one}, nil) },
+			func() ([]byte, error) { return AppendBatch(nil, []*message.Input{one, two, one}) }, [][]byte{big, huge, big, huge}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,9 +71,9 @@ func TestBuffersMatchAppend(t *testing.T) {
 // TestBuffersWriteTo sends pieces through a real socket pair with one
 // WriteTo (writev) and reads the frame back.
 func TestBuffersWriteTo(t *testing.T) {
-	in := &batching.Input{
-		Props:   []batching.Prop{prop("k", "v")},
-		Content: []batching.Item{item("data", strings.Repeat("x", 5*largeItem)), item("q", "1")},
+	in := &message.Input{
+		Props:   []message.Prop{prop("k", "v")},
+		Content: []message.Item{item("data", strings.Repeat("x", 5*largeItem)), item("q", "1")},
 	}
 	pieces, err := RequestBuffers(in, nil)
 	if err != nil {
@@ -93,11 +93,11 @@ func TestBuffersWriteTo(t *testing.T) {
 }
 
 func TestBuffersErrors(t *testing.T) {
-	many := &batching.Input{Props: make([]batching.Prop, MaxCount+1)}
+	many := &message.Input{Props: make([]message.Prop, MaxCount+1)}
 	if _, err := RequestBuffers(many, nil); !errors.Is(err, ErrTooMany) {
 		t.Errorf("RequestBuffers: error %v, want ErrTooMany", err)
 	}
-	if _, err := BatchBuffers([]*batching.Input{many}, nil); !errors.Is(err, ErrTooMany) {
+	if _, err := BatchBuffers([]*message.Input{many}, nil); !errors.Is(err, ErrTooMany) {
 		t.Errorf("BatchBuffers: error %v, want ErrTooMany", err)
 	}
 }
@@ -106,7 +106,7 @@ func TestBuffersErrors(t *testing.T) {
 // readStep, so reading it allocates less than three times its size, where
 // growing it step by step allocated many times that.
 func TestLargeItemAllocation(t *testing.T) {
-	resp := &Response{Code: 200, Content: []batching.Item{item("data", strings.Repeat("y", 16<<20))}}
+	resp := &Response{Code: 200, Content: []message.Item{item("data", strings.Repeat("y", 16<<20))}}
 	frame, err := AppendResponse(nil, resp)
 	if err != nil {
 		t.Fatal(err)

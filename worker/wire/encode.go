@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 )
 
 // MaxCount is the largest count of properties or content items that a frame
@@ -31,21 +31,21 @@ const BatchSizeKey = "batch_size"
 
 // AppendRequest appends in as one request frame to dst. On error it returns
 // dst unchanged.
-func AppendRequest(dst []byte, in *batching.Input) ([]byte, error) {
+func AppendRequest(dst []byte, in *message.Input) ([]byte, error) {
 	return appendRequest(dst, in, nil, nil)
 }
 
 // AppendRequestWith appends in as one request frame to dst, with the
 // properties extra after in's own (the front-end's additions, without
 // copying in). On error it returns dst unchanged.
-func AppendRequestWith(dst []byte, in *batching.Input, extra []batching.Prop) ([]byte, error) {
+func AppendRequestWith(dst []byte, in *message.Input, extra []message.Prop) ([]byte, error) {
 	return appendRequest(dst, in, extra, nil)
 }
 
-func appendRequest(dst []byte, in *batching.Input, extra []batching.Prop, sp *splicer) ([]byte, error) {
+func appendRequest(dst []byte, in *message.Input, extra []message.Prop, sp *splicer) ([]byte, error) {
 	out := slices.Grow(dst, inputSize(in, 0, sp)+propsSize(extra))
 	out, err := appendCount(out, len(in.Props)+len(extra))
-	for _, props := range [][]batching.Prop{in.Props, extra} {
+	for _, props := range [][]message.Prop{in.Props, extra} {
 		for i := 0; i < len(props) && err == nil; i++ {
 			out, err = appendPair(out, "", props[i])
 		}
@@ -65,7 +65,7 @@ func appendRequest(dst []byte, in *batching.Input, extra []batching.Prop, sp *sp
 // but referenced where it lies, so that a large body is not duplicated on
 // its way to the socket. The pieces share in's content, which must not
 // change until they are written.
-func RequestBuffers(in *batching.Input, extra []batching.Prop) (net.Buffers, error) {
+func RequestBuffers(in *message.Input, extra []message.Prop) (net.Buffers, error) {
 	sp := &splicer{}
 	frame, err := appendRequest(nil, in, extra, sp)
 	if err != nil {
@@ -76,7 +76,7 @@ func RequestBuffers(in *batching.Input, extra []batching.Prop) (net.Buffers, err
 
 // BatchBuffers is RequestBuffers for a dynamic batch: the bytes
 // AppendBatchWith writes, in pieces.
-func BatchBuffers(ins []*batching.Input, extra []batching.Prop) (net.Buffers, error) {
+func BatchBuffers(ins []*message.Input, extra []message.Prop) (net.Buffers, error) {
 	sp := &splicer{}
 	frame, err := appendBatch(nil, ins, extra, sp)
 	if err != nil {
@@ -103,7 +103,7 @@ type cut struct {
 
 // large reports whether it is an item the splicer takes; a nil splicer
 // takes none.
-func (sp *splicer) large(it batching.Item) bool {
+func (sp *splicer) large(it message.Item) bool {
 	return sp != nil && len(it.Value) >= largeItem
 }
 
@@ -122,17 +122,17 @@ func (sp *splicer) buffers(frame []byte) net.Buffers {
 // property batch_size=N, then every request's properties and content with
 // their keys prefixed batch_%03d. (batch_000.data). On error it returns dst
 // unchanged.
-func AppendBatch(dst []byte, ins []*batching.Input) ([]byte, error) {
+func AppendBatch(dst []byte, ins []*message.Input) ([]byte, error) {
 	return appendBatch(dst, ins, nil, nil)
 }
 
 // AppendBatchWith is AppendBatch with the batch's own properties extra
 // (unprefixed, after batch_size) before the requests'.
-func AppendBatchWith(dst []byte, ins []*batching.Input, extra []batching.Prop) ([]byte, error) {
+func AppendBatchWith(dst []byte, ins []*message.Input, extra []message.Prop) ([]byte, error) {
 	return appendBatch(dst, ins, extra, nil)
 }
 
-func appendBatch(dst []byte, ins []*batching.Input, extra []batching.Prop, sp *splicer) ([]byte, error) {
+func appendBatch(dst []byte, ins []*message.Input, extra []message.Prop, sp *splicer) ([]byte, error) {
 	n := 4 + len(BatchSizeKey) + 4 + 3 + propsSize(extra)
 	for i, in := range ins {
 		n += inputSize(in, len(batchPrefix(i)), sp)
@@ -194,7 +194,7 @@ func AppendStreamEnd(dst []byte, errText string) ([]byte, error) {
 	return AppendChunk(dst, []byte(errText), false)
 }
 
-func appendProps(dst []byte, props []batching.Prop, prefix string) ([]byte, error) {
+func appendProps(dst []byte, props []message.Prop, prefix string) ([]byte, error) {
 	dst, err := appendCount(dst, len(props))
 	for i := 0; i < len(props) && err == nil; i++ {
 		dst, err = appendPair(dst, prefix, props[i])
@@ -202,7 +202,7 @@ func appendProps(dst []byte, props []batching.Prop, prefix string) ([]byte, erro
 	return dst, err
 }
 
-func appendItems(dst []byte, items []batching.Item, prefix string, sp *splicer) ([]byte, error) {
+func appendItems(dst []byte, items []message.Item, prefix string, sp *splicer) ([]byte, error) {
 	dst, err := appendCount(dst, len(items))
 	for i := 0; i < len(items) && err == nil; i++ {
 		dst, err = appendItem(dst, prefix, items[i], sp)
@@ -210,7 +210,7 @@ func appendItems(dst []byte, items []batching.Item, prefix string, sp *splicer) 
 	return dst, err
 }
 
-func appendPair(dst []byte, prefix string, p batching.Prop) ([]byte, error) {
+func appendPair(dst []byte, prefix string, p message.Prop) ([]byte, error) {
 	dst, err := appendString(dst, prefix, p.Key)
 	if err != nil {
 		return dst, err
@@ -220,7 +220,7 @@ func appendPair(dst []byte, prefix string, p batching.Prop) ([]byte, error) {
 
 // appendItem appends one content item; when sp takes it, its value is left
 // for sp to put back.
-func appendItem(dst []byte, prefix string, it batching.Item, sp *splicer) ([]byte, error) {
+func appendItem(dst []byte, prefix string, it message.Item, sp *splicer) ([]byte, error) {
 	if len(it.Value) > math.MaxInt32 {
 		return dst, fmt.Errorf("%w: content %q of %d bytes", ErrTooLarge, it.Key, len(it.Value))
 	}
@@ -255,7 +255,7 @@ func appendString(dst []byte, prefix, s string) ([]byte, error) {
 }
 
 // propsSize is the encoded size of props, without their count.
-func propsSize(props []batching.Prop) int {
+func propsSize(props []message.Prop) int {
 	n := 0
 	for _, p := range props {
 		n += 8 + len(p.Key) + len(p.Value)
@@ -266,7 +266,7 @@ func propsSize(props []batching.Prop) int {
 // inputSize is the encoded size of in with every key prefixed by
 // prefixLen bytes, without the items sp takes, so that a frame is
 // allocated once.
-func inputSize(in *batching.Input, prefixLen int, sp *splicer) int {
+func inputSize(in *message.Input, prefixLen int, sp *splicer) int {
 	n := 4
 	for _, p := range in.Props {
 		n += 8 + prefixLen + len(p.Key) + len(p.Value)
@@ -297,14 +297,14 @@ func batchPrefix(i int) string {
 	return fmt.Sprintf("batch_%03d.", i)
 }
 
-func appendBatchProps(dst []byte, ins []*batching.Input, extra []batching.Prop) ([]byte, error) {
+func appendBatchProps(dst []byte, ins []*message.Input, extra []message.Prop) ([]byte, error) {
 	n := 1 + len(extra)
 	for _, in := range ins {
 		n += len(in.Props)
 	}
 	dst, err := appendCount(dst, n)
 	if err == nil {
-		dst, err = appendPair(dst, "", batching.Prop{Key: BatchSizeKey, Value: strconv.Itoa(len(ins))})
+		dst, err = appendPair(dst, "", message.Prop{Key: BatchSizeKey, Value: strconv.Itoa(len(ins))})
 	}
 	for i := 0; i < len(extra) && err == nil; i++ {
 		dst, err = appendPair(dst, "", extra[i])
@@ -320,7 +320,7 @@ func appendBatchProps(dst []byte, ins []*batching.Input, extra []batching.Prop) 
 	return dst, err
 }
 
-func appendBatchItems(dst []byte, ins []*batching.Input, sp *splicer) ([]byte, error) {
+func appendBatchItems(dst []byte, ins []*message.Input, sp *splicer) ([]byte, error) {
 	n := 0
 	for _, in := range ins {
 		n += len(in.Content)

@@ -9,21 +9,21 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 )
 
 func TestRequestRoundTrip(t *testing.T) {
 	tests := []struct {
 		name string
-		in   batching.Input
+		in   message.Input
 	}{
-		{"empty", batching.Input{Props: []batching.Prop{}, Content: []batching.Item{}}},
-		{"init", batching.Input{Props: []batching.Prop{prop("model_id", "m"), prop("task", "text-generation")}, Content: []batching.Item{}}},
-		{"body", batching.Input{Props: []batching.Prop{prop("content-type", "text/plain")}, Content: []batching.Item{item("data", "hello")}}},
-		{"empty values", batching.Input{Props: []batching.Prop{prop("", "")}, Content: []batching.Item{item("data", "")}}},
-		{"binary and unicode", batching.Input{Props: []batching.Prop{prop("név", "ünïcode")}, Content: []batching.Item{item("data", "\x00\x01\xff"), item("q", "x")}}},
-		{"string past the old int16 limit", batching.Input{Props: []batching.Prop{prop("k", strings.Repeat("v", MaxCount+1))}, Content: []batching.Item{}}},
-		{"40 KB header", batching.Input{Props: []batching.Prop{prop("x-big", strings.Repeat("h", 40<<10))}, Content: []batching.Item{item(strings.Repeat("k", 40<<10), "v")}}},
+		{"empty", message.Input{Props: []message.Prop{}, Content: []message.Item{}}},
+		{"init", message.Input{Props: []message.Prop{prop("model_id", "m"), prop("task", "text-generation")}, Content: []message.Item{}}},
+		{"body", message.Input{Props: []message.Prop{prop("content-type", "text/plain")}, Content: []message.Item{item("data", "hello")}}},
+		{"empty values", message.Input{Props: []message.Prop{prop("", "")}, Content: []message.Item{item("data", "")}}},
+		{"binary and unicode", message.Input{Props: []message.Prop{prop("név", "ünïcode")}, Content: []message.Item{item("data", "\x00\x01\xff"), item("q", "x")}}},
+		{"string past the old int16 limit", message.Input{Props: []message.Prop{prop("k", strings.Repeat("v", MaxCount+1))}, Content: []message.Item{}}},
+		{"40 KB header", message.Input{Props: []message.Prop{prop("x-big", strings.Repeat("h", 40<<10))}, Content: []message.Item{item(strings.Repeat("k", 40<<10), "v")}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -47,11 +47,11 @@ func TestResponseRoundTrip(t *testing.T) {
 		name string
 		resp Response
 	}{
-		{"ok", Response{Code: 200, Message: "OK", Props: []batching.Prop{prop("content-type", "application/json")}, Content: []batching.Item{item("data", `{"a":1}`)}}},
-		{"no content", Response{Code: 204, Props: []batching.Prop{}, Content: []batching.Item{}}},
-		{"error", Response{Code: 424, Message: "ValueError: bad", Props: []batching.Prop{}, Content: []batching.Item{item("data", "{}")}}},
-		{"negative code", Response{Code: -1, Props: []batching.Prop{}, Content: []batching.Item{}}},
-		{"streaming", Response{Code: 200, Props: []batching.Prop{prop("request_tracking_id", "7")}, Streaming: true}},
+		{"ok", Response{Code: 200, Message: "OK", Props: []message.Prop{prop("content-type", "application/json")}, Content: []message.Item{item("data", `{"a":1}`)}}},
+		{"no content", Response{Code: 204, Props: []message.Prop{}, Content: []message.Item{}}},
+		{"error", Response{Code: 424, Message: "ValueError: bad", Props: []message.Prop{}, Content: []message.Item{item("data", "{}")}}},
+		{"negative code", Response{Code: -1, Props: []message.Prop{}, Content: []message.Item{}}},
+		{"streaming", Response{Code: 200, Props: []message.Prop{prop("request_tracking_id", "7")}, Streaming: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,9 +105,9 @@ func TestChunkRoundTrip(t *testing.T) {
 }
 
 func TestAppendBatch(t *testing.T) {
-	ins := []*batching.Input{
-		{Props: []batching.Prop{prop("content-type", "text/plain")}, Content: []batching.Item{item("data", "zero")}},
-		{Props: []batching.Prop{}, Content: []batching.Item{item("data", "one"), item("q", "1")}},
+	ins := []*message.Input{
+		{Props: []message.Prop{prop("content-type", "text/plain")}, Content: []message.Item{item("data", "zero")}},
+		{Props: []message.Prop{}, Content: []message.Item{item("data", "one"), item("q", "1")}},
 	}
 	frame, err := AppendBatch(nil, ins)
 	if err != nil {
@@ -117,9 +117,9 @@ func TestAppendBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := batching.Input{
-		Props: []batching.Prop{prop("batch_size", "2"), prop("batch_000.content-type", "text/plain")},
-		Content: []batching.Item{
+	want := message.Input{
+		Props: []message.Prop{prop("batch_size", "2"), prop("batch_000.content-type", "text/plain")},
+		Content: []message.Item{
 			item("batch_000.data", "zero"), item("batch_001.data", "one"), item("batch_001.q", "1"),
 		},
 	}
@@ -131,43 +131,43 @@ func TestAppendBatch(t *testing.T) {
 // TestAppendWith checks the properties a front-end adds to a request or a
 // batch without copying it.
 func TestAppendWith(t *testing.T) {
-	extra := []batching.Prop{prop("handler", "handle")}
-	in := &batching.Input{Props: []batching.Prop{prop("a", "1")}, Content: []batching.Item{item("data", "x")}}
+	extra := []message.Prop{prop("handler", "handle")}
+	in := &message.Input{Props: []message.Prop{prop("a", "1")}, Content: []message.Item{item("data", "x")}}
 	frame, err := AppendRequestWith(nil, in, extra)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := NewReader(bytes.NewReader(frame), 0).ReadRequest()
-	want := batching.Input{Props: []batching.Prop{prop("a", "1"), prop("handler", "handle")}, Content: in.Content}
+	want := message.Input{Props: []message.Prop{prop("a", "1"), prop("handler", "handle")}, Content: in.Content}
 	if err != nil || !reflect.DeepEqual(*got, want) {
 		t.Errorf("request with extra properties reads as %+v, %v", got, err)
 	}
-	frame, err = AppendBatchWith(nil, []*batching.Input{in, in}, extra)
+	frame, err = AppendBatchWith(nil, []*message.Input{in, in}, extra)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, err = NewReader(bytes.NewReader(frame), 0).ReadRequest()
-	wantProps := []batching.Prop{prop("batch_size", "2"), prop("handler", "handle"), prop("batch_000.a", "1"), prop("batch_001.a", "1")}
+	wantProps := []message.Prop{prop("batch_size", "2"), prop("handler", "handle"), prop("batch_000.a", "1"), prop("batch_001.a", "1")}
 	if err != nil || !reflect.DeepEqual(got.Props, wantProps) || len(got.Content) != 2 {
 		t.Errorf("batch with extra properties reads as %+v, %v", got, err)
 	}
 }
 
 func TestAppendErrors(t *testing.T) {
-	many := make([]batching.Prop, MaxCount+1)
+	many := make([]message.Prop, MaxCount+1)
 	tests := []struct {
 		name   string
 		encode func([]byte) ([]byte, error)
 		want   error
 	}{
 		{"too many props", func(b []byte) ([]byte, error) {
-			return AppendRequest(b, &batching.Input{Props: many})
+			return AppendRequest(b, &message.Input{Props: many})
 		}, ErrTooMany},
 		{"too many items", func(b []byte) ([]byte, error) {
-			return AppendResponse(b, &Response{Code: 200, Content: make([]batching.Item, MaxCount+1)})
+			return AppendResponse(b, &Response{Code: 200, Content: make([]message.Item, MaxCount+1)})
 		}, ErrTooMany},
 		{"batch props add up", func(b []byte) ([]byte, error) {
-			return AppendBatch(b, []*batching.Input{{Props: many[:MaxCount]}})
+			return AppendBatch(b, []*message.Input{{Props: many[:MaxCount]}})
 		}, ErrTooMany},
 		{"code too big", func(b []byte) ([]byte, error) {
 			return AppendResponse(b, &Response{Code: 40000})
@@ -213,8 +213,8 @@ func TestGoldenBytes(t *testing.T) {
 		"ffff" + // nContent = -1: chunks follow
 		"01" + "00000001" + "61" + // chunk "a"
 		"00" + "00000000" // clean end
-	in := &batching.Input{Props: []batching.Prop{prop("id", "7")}, Content: []batching.Item{item("data", "abc")}}
-	resp := &Response{Code: 200, Message: "OK", Props: []batching.Prop{prop("x", "")}, Content: []batching.Item{item("data", "hi")}}
+	in := &message.Input{Props: []message.Prop{prop("id", "7")}, Content: []message.Item{item("data", "abc")}}
+	resp := &Response{Code: 200, Message: "OK", Props: []message.Prop{prop("x", "")}, Content: []message.Item{item("data", "hi")}}
 
 	t.Run("request", func(t *testing.T) { checkGoldenRequest(t, in, request) })
 	t.Run("response", func(t *testing.T) { checkGoldenResponse(t, resp, response) })
@@ -248,11 +248,11 @@ func TestGoldenBytesLargeHeader(t *testing.T) {
 		"00000005" + "782d626967" + // key "x-big"
 		"0000a000" + hexValue + // value: int32 len 40960
 		"0000" // int16 nContent = 0
-	in := &batching.Input{
-		Props:   []batching.Prop{prop("x-big", value), prop("request_id", "1")},
-		Content: []batching.Item{item("data", "{}")},
+	in := &message.Input{
+		Props:   []message.Prop{prop("x-big", value), prop("request_id", "1")},
+		Content: []message.Item{item("data", "{}")},
 	}
-	resp := &Response{Code: 200, Message: "OK", Props: []batching.Prop{prop("x-big", value)}, Content: []batching.Item{}}
+	resp := &Response{Code: 200, Message: "OK", Props: []message.Prop{prop("x-big", value)}, Content: []message.Item{}}
 	t.Run("request", func(t *testing.T) { checkGoldenRequest(t, in, request) })
 	t.Run("response", func(t *testing.T) { checkGoldenResponse(t, resp, response) })
 	t.Run("reader cap", func(t *testing.T) {
@@ -265,7 +265,7 @@ func TestGoldenBytesLargeHeader(t *testing.T) {
 
 // checkGoldenRequest checks that in encodes to golden (hex) and golden reads
 // back as in.
-func checkGoldenRequest(t *testing.T, in *batching.Input, golden string) {
+func checkGoldenRequest(t *testing.T, in *message.Input, golden string) {
 	t.Helper()
 	got, err := AppendRequest(nil, in)
 	if err != nil {
@@ -309,6 +309,6 @@ func mustHex(t *testing.T, s string) []byte {
 	return b
 }
 
-func prop(k, v string) batching.Prop { return batching.Prop{Key: k, Value: v} }
+func prop(k, v string) message.Prop { return message.Prop{Key: k, Value: v} }
 
-func item(k, v string) batching.Item { return batching.Item{Key: k, Value: []byte(v)} }
+func item(k, v string) message.Item { return message.Item{Key: k, Value: []byte(v)} }

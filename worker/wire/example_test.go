@@ -4,15 +4,15 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 	"github.com/switchyard/switchyard/worker/wire"
 )
 
 // Example sends a batch of two requests and splits the worker's reply.
 func Example() {
-	ins := []*batching.Input{
-		{Content: []batching.Item{{Key: "data", Value: []byte("hello")}}},
-		{Content: []batching.Item{{Key: "data", Value: []byte("world")}}},
+	ins := []*message.Input{
+		{Content: []message.Item{{Key: "data", Value: []byte("hello")}}},
+		{Content: []message.Item{{Key: "data", Value: []byte("world")}}},
 	}
 	request, err := wire.AppendBatch(nil, ins)
 	if err != nil {
@@ -23,7 +23,7 @@ func Example() {
 	in, _ := wire.NewReader(bytes.NewReader(request), 0).ReadRequest()
 	reply := &wire.Response{Code: 200, Message: "OK"}
 	for _, it := range in.Content {
-		reply.Content = append(reply.Content, batching.Item{Key: it.Key, Value: bytes.ToUpper(it.Value)})
+		reply.Content = append(reply.Content, message.Item{Key: it.Key, Value: bytes.ToUpper(it.Value)})
 	}
 	frame, _ := wire.AppendResponse(nil, reply)
 

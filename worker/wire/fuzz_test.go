@@ -5,13 +5,13 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 )
 
 const fuzzCap = 1 << 10
 
 func FuzzReadResponse(f *testing.F) {
-	ok, _ := AppendResponse(nil, &Response{Code: 200, Message: "OK", Props: []batching.Prop{prop("k", "v")}, Content: []batching.Item{item("data", "x")}})
+	ok, _ := AppendResponse(nil, &Response{Code: 200, Message: "OK", Props: []message.Prop{prop("k", "v")}, Content: []message.Item{item("data", "x")}})
 	stream, _ := AppendResponse(nil, &Response{Code: 200, Streaming: true})
 	stream, _ = AppendChunk(stream, []byte("tok"), true)
 	stream, _ = AppendStreamEnd(stream, "boom")
@@ -34,8 +34,8 @@ func FuzzReadResponse(f *testing.F) {
 }
 
 func FuzzReadRequest(f *testing.F) {
-	one, _ := AppendRequest(nil, &batching.Input{Props: []batching.Prop{prop("a", "b")}, Content: []batching.Item{item("data", "c")}})
-	batch, _ := AppendBatch(nil, []*batching.Input{{Content: []batching.Item{item("data", "x")}}, {}})
+	one, _ := AppendRequest(nil, &message.Input{Props: []message.Prop{prop("a", "b")}, Content: []message.Item{item("data", "c")}})
+	batch, _ := AppendBatch(nil, []*message.Input{{Content: []message.Item{item("data", "x")}}, {}})
 	f.Add(one)
 	f.Add(batch)
 	f.Add([]byte{0x7f, 0xff, 0x7f, 0xff})
@@ -69,7 +69,7 @@ func checkResponse(t *testing.T, resp *Response) {
 	}
 }
 
-func checkRequest(t *testing.T, in *batching.Input) {
+func checkRequest(t *testing.T, in *message.Input) {
 	checkPropsCap(t, in.Props)
 	checkItemsCap(t, in.Content)
 	frame, err := AppendRequest(nil, in)
@@ -98,7 +98,7 @@ func readChunks(t *testing.T, r *Reader) bool {
 	return false
 }
 
-func checkPropsCap(t *testing.T, props []batching.Prop) {
+func checkPropsCap(t *testing.T, props []message.Prop) {
 	for _, p := range props {
 		if len(p.Key) > fuzzCap || len(p.Value) > fuzzCap {
 			t.Fatalf("property of %d+%d bytes passed a cap of %d", len(p.Key), len(p.Value), fuzzCap)
@@ -106,7 +106,7 @@ func checkPropsCap(t *testing.T, props []batching.Prop) {
 	}
 }
 
-func checkItemsCap(t *testing.T, items []batching.Item) {
+func checkItemsCap(t *testing.T, items []message.Item) {
 	for _, it := range items {
 		if len(it.Key) > fuzzCap || len(it.Value) > fuzzCap {
 			t.Fatalf("item of %d+%d bytes passed a cap of %d", len(it.Key), len(it.Value), fuzzCap)

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 )
 
 // DefaultMaxItem is the default cap on one string, content item or chunk.
@@ -46,12 +46,12 @@ func (r *Reader) MaxItem() int { return r.maxItem }
 
 // ReadRequest reads one request frame. It returns io.EOF, unwrapped, when the
 // input ends cleanly before the frame starts.
-func (r *Reader) ReadRequest() (*batching.Input, error) {
+func (r *Reader) ReadRequest() (*message.Input, error) {
 	n, err := r.int16()
 	if err != nil {
 		return nil, atStart(err)
 	}
-	in := &batching.Input{}
+	in := &message.Input{}
 	if in.Props, err = r.propsN(n); err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ func (r *Reader) content(resp *Response) (*Response, error) {
 	return resp, nil
 }
 
-func (r *Reader) props() ([]batching.Prop, error) {
+func (r *Reader) props() ([]message.Prop, error) {
 	n, err := r.int16()
 	if err != nil {
 		return nil, midFrame(err)
@@ -127,11 +127,11 @@ func (r *Reader) props() ([]batching.Prop, error) {
 	return r.propsN(n)
 }
 
-func (r *Reader) propsN(n int16) ([]batching.Prop, error) {
+func (r *Reader) propsN(n int16) ([]message.Prop, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("%w: property count %d", ErrMalformed, n)
 	}
-	props := make([]batching.Prop, 0, min(int(n), 64))
+	props := make([]message.Prop, 0, min(int(n), 64))
 	for range n {
 		k, err := r.str()
 		if err != nil {
@@ -141,7 +141,7 @@ func (r *Reader) propsN(n int16) ([]batching.Prop, error) {
 		if err != nil {
 			return nil, err
 		}
-		props = append(props, batching.Prop{Key: k, Value: v})
+		props = append(props, message.Prop{Key: k, Value: v})
 	}
 	return props, nil
 }
@@ -157,8 +157,8 @@ func (r *Reader) count() (int, error) {
 	return int(n), nil
 }
 
-func (r *Reader) itemsN(n int) ([]batching.Item, error) {
-	items := make([]batching.Item, 0, min(n, 64))
+func (r *Reader) itemsN(n int) ([]message.Item, error) {
+	items := make([]message.Item, 0, min(n, 64))
 	for range n {
 		k, err := r.str()
 		if err != nil {
@@ -168,7 +168,7 @@ func (r *Reader) itemsN(n int) ([]batching.Item, error) {
 		if err != nil {
 			return nil, err
 		}
-		items = append(items, batching.Item{Key: k, Value: v})
+		items = append(items, message.Item{Key: k, Value: v})
 	}
 	return items, nil
 }

@@ -1,13 +1,13 @@
 package wire
 
-import "github.com/switchyard/switchyard/batching"
+import "github.com/switchyard/switchyard/message"
 
 // Response is one response frame from a worker.
 type Response struct {
 	Code      int
 	Message   string
-	Props     []batching.Prop
-	Content   []batching.Item
+	Props     []message.Prop
+	Content   []message.Item
 	Streaming bool // nContent was -1: chunks follow
 }
 
@@ -29,7 +29,7 @@ func (r *Response) Prop(key string) (string, bool) {
 // when there is none.
 func (r *Response) Body() []byte { return body(r.Content) }
 
-func body(items []batching.Item) []byte {
+func body(items []message.Item) []byte {
 	for _, it := range items {
 		if it.Key == DataKey {
 			return it.Value
@@ -43,8 +43,8 @@ func body(items []batching.Item) []byte {
 
 // ToBatching returns r as the answer to one job, with stream as its body
 // when r is streamed. The answer shares r's properties.
-func (r *Response) ToBatching(stream *batching.Stream) *batching.Response {
-	out := &batching.Response{Code: r.Code, Message: r.Message, Props: r.Props[:len(r.Props):len(r.Props)]}
+func (r *Response) ToBatching(stream *message.Stream) *message.Response {
+	out := &message.Response{Code: r.Code, Message: r.Message, Props: r.Props[:len(r.Props):len(r.Props)]}
 	if r.Streaming {
 		out.Stream = stream
 	} else {

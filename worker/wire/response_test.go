@@ -4,35 +4,35 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 )
 
 func TestToBatching(t *testing.T) {
-	stream := batching.NewStream()
+	stream := message.NewStream()
 	tests := []struct {
 		name string
 		resp Response
-		want batching.Response
+		want message.Response
 	}{
 		{
 			name: "data item is the body, properties kept in order",
-			resp: Response{Code: 200, Message: "OK", Props: []batching.Prop{prop("a", "1"), prop("a", "2")}, Content: []batching.Item{item("x", "no"), item("data", "yes")}},
-			want: batching.Response{Code: 200, Message: "OK", Props: []batching.Prop{prop("a", "1"), prop("a", "2")}, Body: []byte("yes")},
+			resp: Response{Code: 200, Message: "OK", Props: []message.Prop{prop("a", "1"), prop("a", "2")}, Content: []message.Item{item("x", "no"), item("data", "yes")}},
+			want: message.Response{Code: 200, Message: "OK", Props: []message.Prop{prop("a", "1"), prop("a", "2")}, Body: []byte("yes")},
 		},
 		{
 			name: "first item without a data key",
-			resp: Response{Code: 200, Content: []batching.Item{item("x", "first"), item("y", "second")}},
-			want: batching.Response{Code: 200, Body: []byte("first")},
+			resp: Response{Code: 200, Content: []message.Item{item("x", "first"), item("y", "second")}},
+			want: message.Response{Code: 200, Body: []byte("first")},
 		},
 		{
 			name: "no content",
 			resp: Response{Code: 204},
-			want: batching.Response{Code: 204},
+			want: message.Response{Code: 204},
 		},
 		{
 			name: "streamed",
 			resp: Response{Code: 200, Streaming: true},
-			want: batching.Response{Code: 200, Stream: stream},
+			want: message.Response{Code: 200, Stream: stream},
 		},
 	}
 	for _, tt := range tests {
@@ -49,7 +49,7 @@ func TestToBatching(t *testing.T) {
 }
 
 func TestResponseProp(t *testing.T) {
-	r := &Response{Props: []batching.Prop{prop("k", "1"), prop("k", "2")}}
+	r := &Response{Props: []message.Prop{prop("k", "1"), prop("k", "2")}}
 	if v, ok := r.Prop("k"); !ok || v != "2" {
 		t.Errorf("Prop(k) = %q, %v; want the last value", v, ok)
 	}

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 )
 
 const (
@@ -18,8 +18,8 @@ const (
 
 // part collects one request's share of a batch reply.
 type part struct {
-	own     []batching.Prop // its batch_<i>.<key> properties, prefix cut
-	body    []byte          // its item keyed data, else its first item
+	own     []message.Prop // its batch_<i>.<key> properties, prefix cut
+	body    []byte         // its item keyed data, else its first item
 	hasBody bool
 	isData  bool // body is the item keyed data
 	code    int
@@ -45,7 +45,7 @@ type part struct {
 // A request the reply says nothing about (no content and no code of its own)
 // gets a nil entry, and the error, wrapping ErrMissingItem, lists them; the
 // other entries are still valid.
-func SplitBatch(resp *Response, n int) ([]*batching.Response, error) {
+func SplitBatch(resp *Response, n int) ([]*message.Response, error) {
 	if n <= 0 || n > MaxCount {
 		return nil, fmt.Errorf("%w: %d requests", ErrBadBatch, n)
 	}
@@ -83,7 +83,7 @@ func parseBatchKey(key string) (int, string, bool) {
 
 // splitProps gives each part its prefixed properties and returns the
 // unprefixed ones: props itself when none is prefixed.
-func splitProps(parts []part, props []batching.Prop) []batching.Prop {
+func splitProps(parts []part, props []message.Prop) []message.Prop {
 	shared, prefixed := props, false
 	for i, p := range props {
 		j, key, ok := parseBatchKey(p.Key)
@@ -114,7 +114,7 @@ func (pt *part) setProp(key, value string) {
 		pt.message = value
 		return
 	}
-	pt.own = append(pt.own, batching.Prop{Key: key, Value: value})
+	pt.own = append(pt.own, message.Prop{Key: key, Value: value})
 }
 
 // take notes one of the part's items: the first, unless data comes later.
@@ -127,7 +127,7 @@ func (pt *part) take(key string, value []byte) {
 // splitContent hands prefixed items to their requests and returns the body
 // of the unprefixed ones, after mapping them by position when that is the
 // reading.
-func splitContent(parts []part, items []batching.Item) []byte {
+func splitContent(parts []part, items []message.Item) []byte {
 	var shared part
 	unprefixed, prefixed := 0, false
 	for _, it := range items {
@@ -152,31 +152,31 @@ func splitContent(parts []part, items []batching.Item) []byte {
 }
 
 // props returns a part's properties: shared, then its own.
-func (pt *part) props(shared []batching.Prop) []batching.Prop {
+func (pt *part) props(shared []message.Prop) []message.Prop {
 	if len(pt.own) == 0 {
 		return shared
 	}
 	return append(shared, pt.own...) // shared's capacity is its length: a copy
 }
 
-func failAll(parts []part, resp *Response, shared []batching.Prop, sharedBody []byte) []*batching.Response {
-	all := make([]batching.Response, len(parts))
-	out := make([]*batching.Response, len(parts))
+func failAll(parts []part, resp *Response, shared []message.Prop, sharedBody []byte) []*message.Response {
+	all := make([]message.Response, len(parts))
+	out := make([]*message.Response, len(parts))
 	for i := range parts {
 		pt := &parts[i]
 		b := pt.body
 		if !pt.hasBody {
 			b = sharedBody
 		}
-		all[i] = batching.Response{Code: resp.Code, Message: resp.Message, Props: pt.props(shared), Body: b}
+		all[i] = message.Response{Code: resp.Code, Message: resp.Message, Props: pt.props(shared), Body: b}
 		out[i] = &all[i]
 	}
 	return out
 }
 
-func collect(parts []part, shared []batching.Prop) ([]*batching.Response, error) {
-	all := make([]batching.Response, len(parts))
-	out := make([]*batching.Response, len(parts))
+func collect(parts []part, shared []message.Prop) ([]*message.Response, error) {
+	all := make([]message.Response, len(parts))
+	out := make([]*message.Response, len(parts))
 	var missing []int
 	for i := range parts {
 		pt := &parts[i]
@@ -184,7 +184,7 @@ func collect(parts []part, shared []batching.Prop) ([]*batching.Response, error)
 			missing = append(missing, i)
 			continue
 		}
-		all[i] = batching.Response{Code: pt.code, Message: pt.message, Props: pt.props(shared), Body: pt.body}
+		all[i] = message.Response{Code: pt.code, Message: pt.message, Props: pt.props(shared), Body: pt.body}
 		out[i] = &all[i]
 	}
 	if missing != nil {

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 )
 
 func TestSplitBatch(t *testing.T) {
@@ -21,25 +21,25 @@ func TestSplitBatch(t *testing.T) {
 	}{
 		{
 			name: "padded keys in order",
-			resp: Response{Code: 200, Content: []batching.Item{item("batch_000.data", "a"), item("batch_001.data", "b")}},
+			resp: Response{Code: 200, Content: []message.Item{item("batch_000.data", "a"), item("batch_001.data", "b")}},
 			n:    2,
 			want: []*splitWant{ok("a", map[string]string{}), ok("b", map[string]string{})},
 		},
 		{
 			name: "unpadded keys out of order",
-			resp: Response{Code: 200, Content: []batching.Item{item("batch_2.data", "c"), item("batch_0.data", "a"), item("batch_1.data", "b")}},
+			resp: Response{Code: 200, Content: []message.Item{item("batch_2.data", "c"), item("batch_0.data", "a"), item("batch_1.data", "b")}},
 			n:    3,
 			want: []*splitWant{ok("a", map[string]string{}), ok("b", map[string]string{}), ok("c", map[string]string{})},
 		},
 		{
 			name: "data key wins over the first item",
-			resp: Response{Code: 200, Content: []batching.Item{item("batch_000.extra", "x"), item("batch_000.data", "a")}},
+			resp: Response{Code: 200, Content: []message.Item{item("batch_000.extra", "x"), item("batch_000.data", "a")}},
 			n:    1,
 			want: []*splitWant{ok("a", map[string]string{})},
 		},
 		{
 			name: "first item when there is no data key",
-			resp: Response{Code: 200, Content: []batching.Item{item("batch_000.out", "a"), item("batch_000.more", "x")}},
+			resp: Response{Code: 200, Content: []message.Item{item("batch_000.out", "a"), item("batch_000.more", "x")}},
 			n:    1,
 			want: []*splitWant{ok("a", map[string]string{})},
 		},
@@ -47,8 +47,8 @@ func TestSplitBatch(t *testing.T) {
 			name: "properties: prefixed ones win, unprefixed go to all",
 			resp: Response{
 				Code:    200,
-				Props:   []batching.Prop{prop("batch_001.content-type", "text/plain"), prop("content-type", "application/json"), prop("x", "1")},
-				Content: []batching.Item{item("batch_000.data", "a"), item("batch_001.data", "b")},
+				Props:   []message.Prop{prop("batch_001.content-type", "text/plain"), prop("content-type", "application/json"), prop("x", "1")},
+				Content: []message.Item{item("batch_000.data", "a"), item("batch_001.data", "b")},
 			},
 			n: 2,
 			want: []*splitWant{
@@ -60,8 +60,8 @@ func TestSplitBatch(t *testing.T) {
 			name: "an item's own status",
 			resp: Response{
 				Code:    200,
-				Props:   []batching.Prop{prop("batch_001.code", "424"), prop("batch_001.message", "bad input"), prop("batch_002.code", "204")},
-				Content: []batching.Item{item("batch_000.data", "a"), item("batch_001.data", "{}")},
+				Props:   []message.Prop{prop("batch_001.code", "424"), prop("batch_001.message", "bad input"), prop("batch_002.code", "204")},
+				Content: []message.Item{item("batch_000.data", "a"), item("batch_001.data", "{}")},
 			},
 			n: 3,
 			want: []*splitWant{
@@ -72,19 +72,19 @@ func TestSplitBatch(t *testing.T) {
 		},
 		{
 			name: "a code that is not a number stays a property",
-			resp: Response{Code: 200, Props: []batching.Prop{prop("batch_000.code", "x")}, Content: []batching.Item{item("batch_000.data", "a")}},
+			resp: Response{Code: 200, Props: []message.Prop{prop("batch_000.code", "x")}, Content: []message.Item{item("batch_000.data", "a")}},
 			n:    1,
 			want: []*splitWant{ok("a", map[string]string{"code": "x"})},
 		},
 		{
 			name: "unprefixed items by position",
-			resp: Response{Code: 200, Content: []batching.Item{item("data", "a"), item("data", "b")}},
+			resp: Response{Code: 200, Content: []message.Item{item("data", "a"), item("data", "b")}},
 			n:    2,
 			want: []*splitWant{ok("a", map[string]string{}), ok("b", map[string]string{})},
 		},
 		{
 			name: "batch error applies to all",
-			resp: Response{Code: 424, Message: "boom", Content: []batching.Item{item("data", `{"code":424}`)}},
+			resp: Response{Code: 424, Message: "boom", Content: []message.Item{item("data", `{"code":424}`)}},
 			n:    2,
 			want: []*splitWant{
 				{code: 424, message: "boom", body: `{"code":424}`, props: map[string]string{}},
@@ -93,14 +93,14 @@ func TestSplitBatch(t *testing.T) {
 		},
 		{
 			name:    "missing item",
-			resp:    Response{Code: 200, Content: []batching.Item{item("batch_000.data", "a"), item("batch_009.data", "z")}},
+			resp:    Response{Code: 200, Content: []message.Item{item("batch_000.data", "a"), item("batch_009.data", "z")}},
 			n:       2,
 			want:    []*splitWant{ok("a", map[string]string{}), nil},
 			wantErr: ErrMissingItem,
 		},
 		{
 			name:    "look-alike keys are not prefixed",
-			resp:    Response{Code: 200, Content: []batching.Item{item("batch_x.data", "a"), item("batch_-1.data", "b"), item("batch_1data", "c")}},
+			resp:    Response{Code: 200, Content: []message.Item{item("batch_x.data", "a"), item("batch_-1.data", "b"), item("batch_1data", "c")}},
 			n:       1,
 			want:    []*splitWant{nil},
 			wantErr: ErrMissingItem,
@@ -135,7 +135,7 @@ type splitWant struct {
 	props   map[string]string
 }
 
-func checkPart(t *testing.T, i int, got *batching.Response, w *splitWant) {
+func checkPart(t *testing.T, i int, got *message.Response, w *splitWant) {
 	t.Helper()
 	if w == nil {
 		if got != nil {
@@ -153,7 +153,7 @@ func checkPart(t *testing.T, i int, got *batching.Response, w *splitWant) {
 
 // propMap folds properties into a map, a later one winning, as the answer
 // writer applies them.
-func propMap(props []batching.Prop) map[string]string {
+func propMap(props []message.Prop) map[string]string {
 	m := map[string]string{}
 	for _, p := range props {
 		m[p.Key] = p.Value
@@ -166,8 +166,8 @@ func propMap(props []batching.Prop) map[string]string {
 // others, and that a request's own properties come after the shared ones.
 func TestSplitBatchSharesProps(t *testing.T) {
 	resp := &Response{Code: 200,
-		Props:   []batching.Prop{prop("content-type", "text/plain"), prop("batch_002.x", "own")},
-		Content: []batching.Item{item("batch_000.data", "a"), item("batch_001.data", "b"), item("batch_002.data", "c")}}
+		Props:   []message.Prop{prop("content-type", "text/plain"), prop("batch_002.x", "own")},
+		Content: []message.Item{item("batch_000.data", "a"), item("batch_001.data", "b"), item("batch_002.data", "c")}}
 	got, err := SplitBatch(resp, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -175,14 +175,14 @@ func TestSplitBatchSharesProps(t *testing.T) {
 	if &got[0].Props[0] != &got[1].Props[0] || len(got[0].Props) != 1 || cap(got[0].Props) != 1 {
 		t.Errorf("requests without properties of their own do not share one full slice: %v, %v", got[0].Props, got[1].Props)
 	}
-	if want := []batching.Prop{prop("content-type", "text/plain"), prop("x", "own")}; !reflect.DeepEqual(got[2].Props, want) {
+	if want := []message.Prop{prop("content-type", "text/plain"), prop("x", "own")}; !reflect.DeepEqual(got[2].Props, want) {
 		t.Errorf("request 2's properties = %v, want %v", got[2].Props, want)
 	}
 	got[0].Props = append(got[0].Props, prop("y", "1"))
 	if len(got[1].Props) != 1 || got[2].Props[1].Key != "x" {
 		t.Errorf("appending to one answer's properties changed another's: %v, %v", got[1].Props, got[2].Props)
 	}
-	whole := &Response{Code: 200, Props: []batching.Prop{prop("a", "1")}, Content: []batching.Item{item("batch_0.data", "a")}}
+	whole := &Response{Code: 200, Props: []message.Prop{prop("a", "1")}, Content: []message.Item{item("batch_0.data", "a")}}
 	if got, _ := SplitBatch(whole, 1); &got[0].Props[0] != &whole.Props[0] {
 		t.Error("a reply with no prefixed property was copied")
 	}

@@ -1,5 +1,5 @@
 // Package benchserver starts a switchyard binary as a child process for the
-// benchmark commands (cmd/membench, cmd/residencybench): it writes the
+// benchmark commands (bench/membench, bench/residencybench): it writes the
 // server's config.properties into a folder of its own, waits until /ping
 // answers 200, and stops the process by its pid.
 package benchserver

@@ -1,4 +1,4 @@
-"""An echo model for switchyard's memory benchmark (cmd/membench).
+"""An echo model for switchyard's memory benchmark (bench/membench).
 
 A DJL Serving handler that answers every request with its body, byte for
 byte, as application/octet-stream. A large request therefore crosses the

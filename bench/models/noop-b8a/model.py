@@ -1,4 +1,4 @@
-"""A no-op model for switchyard's benchmark (scripts/bench.sh).
+"""A no-op model for switchyard's benchmark (bench/bench.sh).
 
 A DJL Serving handler that does no work: every request, alone or in a
 dynamic batch, is answered with the two bytes "ok". What the benchmark

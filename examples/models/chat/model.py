@@ -27,7 +27,7 @@ try:
 except ImportError as missing:  # pragma: no cover - depends on how the folder is served
     raise ImportError("this chat model's handler needs switchyard's worker runtime (the package "
                       "switchyard_runtime): serve the folder with switchyard, or put "
-                      "worker/pyruntime/python on PYTHONPATH (%s)" % missing) from missing
+                      "pyruntime on PYTHONPATH (%s)" % missing) from missing
 
 import engine as chat_engine
 

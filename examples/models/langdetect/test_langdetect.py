@@ -3,9 +3,9 @@
     /usr/bin/python3 -m unittest -v test_langdetect
 
 They need python3-langdetect and switchyard's Python worker runtime, whose
-djl_python shim (worker/pyruntime/python/shim) gives model.py the Input and
+djl_python shim (pyruntime/shim) gives model.py the Input and
 Output the workers use. The runtime is SWITCHYARD_RUNTIME_PYTHON (the path of
-worker/pyruntime/python) when that is set, else ../../../worker/pyruntime/python
+pyruntime) when that is set, else ../../../pyruntime
 from this folder.
 """
 
@@ -17,7 +17,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNTIME = (os.environ.get("SWITCHYARD_RUNTIME_PYTHON")
-           or os.path.join(HERE, "..", "..", "..", "worker", "pyruntime", "python"))
+           or os.path.join(HERE, "..", "..", "..", "pyruntime"))
 sys.path[:0] = [os.path.join(RUNTIME, "shim"), RUNTIME]
 from djl_python import Input, Output, PairList  # noqa: E402  (found through sys.path above)
 

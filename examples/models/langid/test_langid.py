@@ -3,9 +3,9 @@
     /usr/bin/python3 -m unittest -v test_langid
 
 They need numpy and switchyard's Python worker runtime: model.py's djl_python
-is the shim the workers use (worker/pyruntime/python/shim), found through
-SWITCHYARD_RUNTIME_PYTHON (the path of worker/pyruntime/python) when it is
-set, else at ../../../worker/pyruntime/python from this folder.
+is the shim the workers use (pyruntime/shim), found through
+SWITCHYARD_RUNTIME_PYTHON (the path of pyruntime) when it is
+set, else at ../../../pyruntime from this folder.
 """
 
 import importlib.util
@@ -19,7 +19,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNTIME = (os.environ.get("SWITCHYARD_RUNTIME_PYTHON")
-           or os.path.join(HERE, "..", "..", "..", "worker", "pyruntime", "python"))
+           or os.path.join(HERE, "..", "..", "..", "pyruntime"))
 sys.path[:0] = [os.path.join(RUNTIME, "shim"), RUNTIME]
 from djl_python import Input, Output  # noqa: E402  (found through sys.path above)
 
