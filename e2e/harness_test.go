@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,9 +21,12 @@ import (
 	"github.com/switchyard/switchyard/internal/testutil"
 )
 
-// python is the interpreter the workers run: Debian's, which sees
-// apt-installed numpy and torch.
-const python = "/usr/bin/python3"
+// python is the interpreter the workers and the Python clients run: the
+// project's virtual environment (testutil.Python), set by needE2E.
+var (
+	python     string
+	pythonOnce sync.Once
+)
 
 // binary is the switchyard binary TestMain builds.
 var binary string
@@ -66,9 +70,8 @@ func needE2E(t testing.TB) {
 	if testing.Short() {
 		t.Skip("end-to-end test")
 	}
-	if _, err := os.Stat(python); err != nil {
-		t.Skip(python + " is not installed")
-	}
+	p := testutil.Python(t)
+	pythonOnce.Do(func() { python = p })
 }
 
 // Options say how to start a server.

@@ -9,18 +9,16 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-const python = "/usr/bin/python3"
+	"github.com/switchyard/switchyard/internal/testutil"
+)
 
 // TestModelUnitTests runs `python3 -m unittest` in every example model
 // folder and test fixture folder that has test_*.py files, with SWITCHYARD_RUNTIME_PYTHON set to
 // pyruntime so that the tests import the djl_python shim the
 // workers use.
 func TestModelUnitTests(t *testing.T) {
-	if _, err := os.Stat(python); err != nil {
-		t.Skip(python + " is not installed")
-	}
+	python := testutil.Python(t)
 	runtime, err := filepath.Abs(filepath.Join("..", "pyruntime"))
 	if err != nil {
 		t.Fatal(err)

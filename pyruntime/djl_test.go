@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/internal/djlsrc"
+	"github.com/switchyard/switchyard/internal/testutil"
 )
 
 // djlTests are DJL Serving's own unit tests of the djl_python modules the
@@ -26,7 +27,7 @@ var djlTests = []string{"test_input_output", "test_encode_decode"}
 // tests (tests/test_djl_helpers.py) cover the same ground everywhere.
 func TestDJLPythonTests(t *testing.T) {
 	repo := djlsrc.Repo(t)
-	python := testPython(t)
+	python := testutil.Python(t)
 	rt := unpack(t, t.TempDir())
 	dir := t.TempDir()
 	for _, name := range djlTests {
@@ -59,18 +60,4 @@ func TestDJLTestModelTests(t *testing.T) {
 		t.Fatalf("DJL's test_test_model.py no longer imports djl_python.huggingface: see whether it can run against the shim now")
 	}
 	t.Skip("DJL's test_test_model.py needs djl_python.huggingface (transformers, peft) and the Hugging Face Hub")
-}
-
-// testPython is the interpreter of the Python tests: SWITCHYARD_TEST_PYTHON,
-// else /usr/bin/python3; the test skips without one.
-func testPython(t *testing.T) string {
-	t.Helper()
-	python := os.Getenv(pythonEnv)
-	if python == "" {
-		python = "/usr/bin/python3"
-	}
-	if _, err := os.Stat(python); err != nil {
-		t.Skipf("no Python interpreter at %s (set %s to another one): %v", python, pythonEnv, err)
-	}
-	return python
 }

@@ -20,15 +20,13 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/switchyard/switchyard/internal/testutil"
 	"github.com/switchyard/switchyard/pyruntime"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
-
-// pythonEnv names the interpreter for TestPythonUnitTests; /usr/bin/python3 by default.
-const pythonEnv = "SWITCHYARD_TEST_PYTHON"
 
 // readTree returns the files under dir (byte-code caches left out), keyed by slash path.
 func readTree(t *testing.T, dir string) map[string][]byte {
@@ -315,7 +313,7 @@ func TestDefaultCacheDir(t *testing.T) {
 // the source folder, with the runtime's package first on PYTHONPATH as a
 // worker has it.
 func TestPythonUnitTests(t *testing.T) {
-	python := testPython(t)
+	python := testutil.Python(t)
 	src, err := filepath.Abs(".")
 	if err != nil {
 		t.Fatal(err)

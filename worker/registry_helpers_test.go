@@ -41,8 +41,8 @@ type testRegistry struct {
 // ends.
 func newTestRegistry(t *testing.T, change ...func(*properties.Server)) *testRegistry {
 	t.Helper()
-	testutil.NeedPython(t)
-	return newBareRegistry(t, change...)
+	python := testutil.Python(t)
+	return newBareRegistry(t, append([]func(*properties.Server){func(s *properties.Server) { s.PythonExecutable = python }}, change...)...)
 }
 
 // newBareRegistry is newTestRegistry for tests that start no worker (they
@@ -51,7 +51,6 @@ func newTestRegistry(t *testing.T, change ...func(*properties.Server)) *testRegi
 func newBareRegistry(t *testing.T, change ...func(*properties.Server)) *testRegistry {
 	t.Helper()
 	srv := properties.DefaultServer()
-	srv.PythonExecutable = testutil.SystemPython
 	srv.SocketDir = testutil.ShortDir(t)
 	srv.ModelStore = t.TempDir()
 	srv.AllowedModelRoots = []string{srv.ModelStore}

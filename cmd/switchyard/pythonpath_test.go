@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchyard/switchyard/internal/testutil"
 	"github.com/switchyard/switchyard/pyruntime"
 )
 
@@ -27,10 +28,7 @@ func TestPythonPath(t *testing.T) {
 	if code, _, stderr := cli(t, "pythonpath", "extra"); code != exitUsage {
 		t.Errorf("pythonpath extra: exit %d (%s), want a usage error", code, stderr)
 	}
-	const python = "/usr/bin/python3"
-	if _, err := os.Stat(python); err != nil || testing.Short() {
-		t.Skip("running djl_python.test_model needs " + python)
-	}
+	python := testutil.Python(t)
 	model, err := filepath.Abs(filepath.Join("..", "..", "examples", "models", "langid"))
 	if err != nil {
 		t.Fatal(err)

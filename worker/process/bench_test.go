@@ -71,7 +71,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 
 func benchRuntime(b *testing.B) *Process {
 	h := pythonHarness(b, "echo")
-	h.spec.Model, h.spec.ModelDir, h.spec.Logger = "noop", filepath.Join(h.runtime.Dir, "bench", "noop"), zap.NewNop()
+	h.spec.Model, h.spec.ModelDir, h.spec.Logger = "noop", filepath.Join(testutil.Root(b), "bench", "python", "noop"), zap.NewNop()
 	return h.start(b)
 }
 
@@ -83,7 +83,7 @@ func bareEcho(b *testing.B) net.Conn {
 		b.Fatal(err)
 	}
 	sock := filepath.Join(h.spec.SocketDir, "bare.sock")
-	cmd := exec.Command(testutil.SystemPython, filepath.Join(h.runtime.Dir, "bench", "bare_echo.py"), "--sock-name", sock)
+	cmd := exec.Command(h.spec.Python, filepath.Join(testutil.Root(b), "bench", "python", "bare_echo.py"), "--sock-name", sock)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		b.Fatal(err)

@@ -1,8 +1,8 @@
 package process
 
-// Integration tests with the real Python runtime (pyruntime) and
-// /usr/bin/python3. They are skipped with -short or without that
-// interpreter.
+// Integration tests with the real Python runtime (pyruntime) and the
+// project's interpreter (testutil.Python). They are skipped with -short or
+// without that interpreter.
 
 import (
 	"context"
@@ -23,14 +23,14 @@ import (
 // testdata/<model> with the real runtime.
 func pythonHarness(tb testing.TB, model string) *harness {
 	tb.Helper()
-	testutil.NeedPython(tb)
+	python := testutil.Python(tb)
 	h := newHarness(tb)
 	rt := testutil.UnpackRuntime(tb)
 	dir, err := filepath.Abs(filepath.Join("testdata", model))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h.spec.Model, h.spec.ModelDir, h.spec.Python, h.spec.Engine = model, dir, testutil.SystemPython, rt.Engine
+	h.spec.Model, h.spec.ModelDir, h.spec.Python, h.spec.Engine = model, dir, python, rt.Engine
 	h.spec.PythonPath, h.spec.Env = []string{rt.PythonPath}, nil
 	h.runtime = rt
 	return h

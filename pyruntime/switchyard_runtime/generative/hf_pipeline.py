@@ -131,8 +131,7 @@ class PipelineBackend:
         text, stop = cut_at_stop(out[0]["generated_text"], req.stop)
         tokenizer = self.pipe.tokenizer
         ids = list(tokenizer.encode(text, add_special_tokens=False))
-        for piece in token_pieces(tokenizer, ids, text):
-            yield piece
+        yield from token_pieces(tokenizer, ids, text)
         reason = "stop" if stop is not None else ("length" if len(ids) >= req.max_new_tokens else "eos")
         yield genoutput.Done(reason, prompt_tokens, len(ids), text=text, stop_sequence=stop)
 

@@ -163,8 +163,7 @@ def filter_events(events, parser=HERMES, new_id=new_call_id):
 def _filter(events, state):
     try:
         for event in events:
-            for out in state.push(event):
-                yield out
+            yield from state.push(event)
     finally:
         close = getattr(events, "close", None)
         if close is not None:
