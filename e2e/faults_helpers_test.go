@@ -231,14 +231,20 @@ func (s *Server) ping(t testing.TB) (int, map[string]api.ModelHealth) {
 
 // started counts the "worker started" lines of model in the server's log.
 func (s *Server) started(model string) int {
-	n := 0
+	return len(s.records("worker started", model))
+}
+
+// records returns the server's JSON log records with the message msg
+// about model, in order.
+func (s *Server) records(msg, model string) []map[string]any {
+	var out []map[string]any
 	for _, line := range strings.Split(s.Log(), "\n") {
-		var e struct{ Msg, Model string }
-		if json.Unmarshal([]byte(line), &e) == nil && e.Msg == "worker started" && e.Model == model {
-			n++
+		var e map[string]any
+		if json.Unmarshal([]byte(line), &e) == nil && e["msg"] == msg && e["model"] == model {
+			out = append(out, e)
 		}
 	}
-	return n
+	return out
 }
 
 // sockets lists the worker socket files in dir.
