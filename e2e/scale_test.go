@@ -86,13 +86,13 @@ func TestScaleBurstThenQuiet(t *testing.T) {
 	stop := make(chan struct{})
 	result := make(chan []outcome, 1)
 	go func() { result <- burst(s, "bursty", 16, stop, "X-Sleep", "0.2") }()
-	grew := testutil.Poll(60*time.Second, func() bool { return tl.note(s, "bursty") == 3 && len(s.live("bursty")) == 3 })
+	grew := testutil.Poll(faultWait, func() bool { return tl.note(s, "bursty") == 3 && len(s.live("bursty")) == 3 })
 	grewAfter := time.Since(tl.start)
 	testutil.Poll(time.Second, func() bool { tl.note(s, "bursty"); return false }) // the three serve a while
 	close(stop)
 	outs := <-result
 	quiet := time.Now()
-	shrank := testutil.Poll(30*time.Second, func() bool { return tl.note(s, "bursty") == 1 })
+	shrank := testutil.Poll(faultWait, func() bool { return tl.note(s, "bursty") == 1 })
 	shrankAfter := time.Since(quiet)
 	sum := newTally(outs)
 	t.Logf("burst at concurrency 16: %s; workers over time %s; maxWorkers reached after %v, back to minWorkers %v after the burst ended",
@@ -148,12 +148,12 @@ func TestScalePut(t *testing.T) {
 	}
 	result := make(chan []outcome, 1)
 	go func() { result <- load(s, "knob", 1, 1, clientTimeout, nil, "X-Sleep", "2") }()
-	testutil.WaitFor(t, 30*time.Second, "a request running", func() bool { return busyWorkers(s.Describe("knob")) == 1 })
+	testutil.WaitFor(t, faultWait, "a request running", func() bool { return busyWorkers(s.Describe("knob")) == 1 })
 	down := time.Now()
 	if code, body := s.Do(http.MethodPut, s.Management+"/models/knob?min_worker=1&max_worker=1", "", nil); code != http.StatusOK {
 		t.Fatalf("scale down: %d %s", code, body)
 	}
-	testutil.WaitFor(t, 30*time.Second, "one worker left", func() bool { return len(s.workers("knob")) == 1 })
+	testutil.WaitFor(t, faultWait, "one worker left", func() bool { return len(s.workers("knob")) == 1 })
 	t.Logf("scaled from 3 to 1 worker in %v while a 2 s request ran", time.Since(down).Round(time.Millisecond))
 	if out := (<-result)[0]; out.code != http.StatusOK {
 		t.Errorf("the request running during the scale down: %+v", out)
