@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"syscall"
@@ -13,41 +14,50 @@ import (
 
 // TestShutdownUnderLoad sends SIGTERM while one request runs and six wait
 // on a model with one worker (one held by the worker behind the one it
-// runs, five queued), with a grace period far above the 7 s of work: the
-// queue drains, all seven are answered 200, the process exits 0 before the
-// grace period ended, and no worker process or socket file is left. "Before
-// the grace period ended" is the server's own verdict, not the test's
-// clock: when the grace period ends with work left, the registry cuts it
-// off (503), logs it and the process exits 1.
+// runs, five queued): the queue drains, all seven are answered 200, the
+// process exits 0 before the grace period ended, and no worker process or
+// socket file is left. The running request waits at the probe's gate,
+// which opens once the shutdown has begun, so the seven are in place when
+// the signal comes however slow the machine. "Before the grace period
+// ended" is the server's own verdict, not the test's clock: when the grace
+// period (2 min, far above the work) ends with work left, the registry cuts
+// it off (503), logs it and the process exits 1.
 func TestShutdownUnderLoad(t *testing.T) {
 	const grace = 2 * time.Minute
 	store := t.TempDir()
-	faultModel(t, store, "steady", []string{"minWorkers=1", "maxWorkers=1"}, nil)
+	dir := probeModel(t, store, "steady", "minWorkers=1", "maxWorkers=1")
 	s := StartServer(t, Options{Store: store, Config: map[string]string{"shutdown_grace_period": "120"}})
 	s.WaitStatus(faultWait, api.StatusHealthy, "steady")
 	pids := s.live("steady")
-	result := make(chan []outcome, 1)
-	go func() { result <- load(s, "steady", 7, 7, clientTimeout, nil, "X-Sleep", "1") }()
-	testutil.WaitFor(t, faultWait, "one running, one held behind it and five queued", func() bool {
-		rec := s.Describe("steady")
-		return busyWorkers(rec) == 1 && dispatched(s, "steady") == 2 && rec.RequestInQueue == 5
-	})
+	g := newGates(t, dir, "go")
+	c := newClient(8)
+	first := holdWorker(t, c, s, dir, "steady")
+	calls := make([]func() reply, 5)
+	for i := range calls {
+		tag := fmt.Sprintf("q%d", i)
+		calls[i] = func() reply { return probeCall(c, s, "steady", tag, "") }
+	}
+	queued := async(calls...)
+	waitQueued(t, s, "steady", 5)
 	began := time.Now()
 	s.Signal(syscall.SIGTERM)
+	testutil.WaitFor(t, faultWait, "shutdown begun", func() bool { return strings.Contains(s.Log(), `"msg":"shutting down"`) })
+	g.open("go")
 	if !s.Wait(grace + faultWait) {
 		t.Fatalf("the server did not exit within %v of SIGTERM", grace+faultWait)
 	}
 	took := time.Since(began)
-	outs := <-result
-	sum := newTally(outs)
-	t.Logf("SIGTERM with 1 running and 6 queued on one worker: exited after %v (grace %v), exit code %d; %s; errors %v",
-		took.Round(time.Millisecond), grace, s.exitCode(), sum, sum.messages)
+	answers := append(collect(t, first, 2), collect(t, queued, 5)...)
+	t.Logf("SIGTERM with 1 running and 6 queued on one worker: exited after %v (grace %v), exit code %d",
+		took.Round(time.Millisecond), grace, s.exitCode())
 	if code := s.exitCode(); code != 0 || strings.Contains(s.Log(), gracePeriodEnded) {
 		t.Errorf("exit code %d after a graceful stop; the log says the grace period ended with work left: %v",
 			code, strings.Contains(s.Log(), gracePeriodEnded))
 	}
-	if sum.codes[http.StatusOK] != 7 {
-		t.Errorf("answers: %s %v; want all 7 accepted requests served (200)", sum, sum.messages)
+	for _, r := range answers {
+		if a, err := r.probe(); err != nil || a.Tag != r.tag {
+			t.Errorf("request %s: %+v, %v; want it served (200)", r.tag, a, err)
+		}
 	}
 	checkNothingLeft(t, s, pids)
 }
