@@ -228,11 +228,11 @@ func TestFaultsRegisterOutsideRoots(t *testing.T) {
 }
 
 // TestFaultsQueueDeadlineHeader queues a request with X-Request-Timeout-Ms
-// behind a busy worker: it is answered 503 when its deadline passes, while
-// the worker is still busy, and the model serves on. The busy request waits
-// at the probe's gate, which opens only once the late request has its
-// answer, so "while the worker is still busy" is an order of events that
-// no slow machine can turn round.
+// behind a busy worker: it is answered 503 when its deadline passes (not
+// before), while the worker is still busy, and the model serves on. The
+// busy request waits at the probe's gate, which opens only once the late
+// request has its answer, so "while the worker is still busy" is an order
+// of events that no slow machine can turn round.
 func TestFaultsQueueDeadlineHeader(t *testing.T) {
 	store := t.TempDir()
 	dir := probeModel(t, store, "queued", "minWorkers=1", "maxWorkers=1")
@@ -251,6 +251,9 @@ func TestFaultsQueueDeadlineHeader(t *testing.T) {
 	}
 	if late.code != http.StatusServiceUnavailable || err != nil || !strings.Contains(e.Message, "expired") {
 		t.Errorf("the late request: %d %s %v", late.code, late.body, err)
+	}
+	if late.took < 300*time.Millisecond { // a lower bound: no slow machine breaks it
+		t.Errorf("the late request expired after %v, before its 300 ms deadline", late.took)
 	}
 	g.open("go")
 	if a, err := collect(t, busy, 1)[0].probe(); err != nil || a.Tag != "busy" {
