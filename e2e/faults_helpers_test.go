@@ -29,7 +29,8 @@ const faultSource = `"""A model for switchyard's fault tests.
 
 Headers: X-Sleep (seconds to sleep first), X-Crash (the process exits with
 status 3). Every answer echoes the body and names the worker's pid in x-pid.
-Files in the folder: SLOW makes the import take the seconds it holds;
+Files in the folder: HOLD makes the import wait until a file OPEN appears
+next to it (two minutes at most), so that a test decides when a load ends;
 SINGLE is locked at import, so that a second worker of the folder cannot
 load while the first one lives.
 """
@@ -48,9 +49,10 @@ def _marker(name):
     return path if os.path.exists(path) else None
 
 
-if _marker("SLOW"):
-    with open(_marker("SLOW")) as f:
-        time.sleep(float(f.read() or "3"))
+if _marker("HOLD"):
+    _deadline = time.monotonic() + 120
+    while not _marker("OPEN") and time.monotonic() < _deadline:
+        time.sleep(0.01)
 
 if _marker("SINGLE"):
     _LOCK = open(_marker("SINGLE"), "a")
@@ -231,14 +233,20 @@ func (s *Server) ping(t testing.TB) (int, map[string]api.ModelHealth) {
 
 // started counts the "worker started" lines of model in the server's log.
 func (s *Server) started(model string) int {
-	n := 0
+	return len(s.records("worker started", model))
+}
+
+// records returns the server's JSON log records with the message msg
+// about model, in order.
+func (s *Server) records(msg, model string) []map[string]any {
+	var out []map[string]any
 	for _, line := range strings.Split(s.Log(), "\n") {
-		var e struct{ Msg, Model string }
-		if json.Unmarshal([]byte(line), &e) == nil && e.Msg == "worker started" && e.Model == model {
-			n++
+		var e map[string]any
+		if json.Unmarshal([]byte(line), &e) == nil && e["msg"] == msg && e["model"] == model {
+			out = append(out, e)
 		}
 	}
-	return n
+	return out
 }
 
 // sockets lists the worker socket files in dir.

@@ -16,14 +16,19 @@ import (
 	"github.com/switchyard/switchyard/internal/testutil"
 )
 
-// clientTimeout is every fault test request's own timeout: no answer may
-// take longer.
-const clientTimeout = 30 * time.Second
+// clientTimeout is every fault test request's own timeout: a guard that
+// turns a request nobody answers into a failure instead of a hang, far above
+// what an answer takes. It stays below the default predict_timeout (120 s),
+// so that a request answered only because the predict timeout fired shows
+// as a missing answer, and below the 120 s handlers of the shutdown tests.
+const clientTimeout = time.Minute
 
 // TestFaultsWorkerKilledUnderLoad SIGKILLs one of two workers while 200
 // requests run at concurrency 16: every request gets exactly one answer
-// (200, or a 5xx naming the signal), the worker is back within 5 s, and the
-// requests after that succeed.
+// (200, or a 5xx naming the signal), the server restarts the worker after
+// the first step of its backoff (its log says so: the wall clock of a
+// loaded machine would not), the worker is back, and the requests after
+// that succeed.
 func TestFaultsWorkerKilledUnderLoad(t *testing.T) {
 	store := t.TempDir()
 	faultModel(t, store, "victim", []string{"minWorkers=2", "maxWorkers=2"}, nil)
@@ -44,7 +49,7 @@ func TestFaultsWorkerKilledUnderLoad(t *testing.T) {
 		}, "X-Sleep", "0.05")
 	}()
 	at := <-killed
-	back := testutil.Poll(30*time.Second, func() bool {
+	back := testutil.Poll(faultWait, func() bool {
 		pids := s.live("victim")
 		return len(pids) == 2 && !slices.Contains(pids, victim)
 	})
@@ -54,12 +59,29 @@ func TestFaultsWorkerKilledUnderLoad(t *testing.T) {
 	t.Logf("SIGKILL of worker %d after 50 answers: %s; errors %v; worker back %v after the kill",
 		victim, sum, sum.messages, recovery.Round(time.Millisecond))
 	checkAllAnswered(t, outs)
-	if !back || recovery > 5*time.Second {
-		t.Errorf("worker back: %v after %v, want within 5 s", back, recovery)
+	if !back {
+		t.Errorf("the killed worker was not replaced within %v", faultWait)
 	}
+	checkRestart(t, s, "victim", victim)
 	after := load(s, "victim", 20, 4, clientTimeout, nil)
 	if sum := newTally(after); sum.codes[http.StatusOK] != 20 {
 		t.Errorf("requests after the recovery: %s %v", sum, sum.messages)
+	}
+}
+
+// checkRestart checks the server's log for one restart of model's worker
+// pid, which died of SIGKILL: a single "worker died; restarting" record,
+// naming the signal, with the first, shortest step of the restart backoff
+// (1 s; the log writes durations in seconds).
+func checkRestart(t *testing.T, s *Server, model string, pid int) {
+	t.Helper()
+	recs := s.records("worker died; restarting", model)
+	if len(recs) != 1 {
+		t.Fatalf("%d restarts of %s logged, want 1: %v", len(recs), model, recs)
+	}
+	err, _ := recs[0]["error"].(string)
+	if backoff := recs[0]["backoff"]; backoff != 1.0 || !strings.Contains(err, "signal: killed") || !strings.Contains(err, strconv.Itoa(pid)) {
+		t.Errorf("restart of worker %d logged as %v, want its SIGKILL and a backoff of 1 s", pid, recs[0])
 	}
 }
 
@@ -80,8 +102,9 @@ func checkAllAnswered(t *testing.T, outs []outcome) {
 }
 
 // TestFaultsPredictTimeout sends a request whose handler sleeps past
-// option.predict_timeout: the client gets an error at the timeout, and the
-// next request succeeds on a fresh worker.
+// option.predict_timeout: the client gets an error at the timeout (the
+// error of the timer that fired, and never before the 2 s it is set to),
+// and the next request succeeds on a fresh worker.
 func TestFaultsPredictTimeout(t *testing.T) {
 	store := t.TempDir()
 	faultModel(t, store, "sleepy", []string{"minWorkers=1", "maxWorkers=1", "option.predict_timeout=2"}, nil)
@@ -94,15 +117,15 @@ func TestFaultsPredictTimeout(t *testing.T) {
 	if stuck.err != nil || stuck.code < 500 || !strings.Contains(stuck.message, "did not answer within 2s") {
 		t.Fatalf("stuck request: %+v", stuck)
 	}
-	if stuck.took < 2*time.Second || stuck.took > 20*time.Second {
-		t.Errorf("answered after %v: not at the 2 s timeout", stuck.took)
+	if stuck.took < 2*time.Second {
+		t.Errorf("answered after %v, before the 2 s predict timeout", stuck.took)
 	}
 	next := invoke(c, s, "sleepy", clientTimeout)
 	t.Logf("next request: %d from worker %s (the timed-out one was %d)", next.code, next.pid, old)
 	if next.code != http.StatusOK || next.pid == "" || next.pid == strconv.Itoa(old) {
 		t.Errorf("next request: %+v", next)
 	}
-	testutil.WaitFor(t, 10*time.Second, "timed-out worker gone", func() bool { return testutil.ProcessGone(old) })
+	testutil.WaitFor(t, faultWait, "timed-out worker gone", func() bool { return testutil.ProcessGone(old) })
 }
 
 // TestFaultsImportError serves a model whose model.py raises at import next
@@ -205,27 +228,38 @@ func TestFaultsRegisterOutsideRoots(t *testing.T) {
 }
 
 // TestFaultsQueueDeadlineHeader queues a request with X-Request-Timeout-Ms
-// behind a busy worker: it is answered 503 when its deadline passes, while
-// the worker is still busy, and the model serves on.
+// behind a busy worker: it is answered 503 when its deadline passes (not
+// before), while the worker is still busy, and the model serves on. The
+// busy request waits at the probe's gate, which opens only once the late
+// request has its answer, so "while the worker is still busy" is an order
+// of events that no slow machine can turn round.
 func TestFaultsQueueDeadlineHeader(t *testing.T) {
 	store := t.TempDir()
-	faultModel(t, store, "queued", []string{"minWorkers=1", "maxWorkers=1"}, nil)
+	dir := probeModel(t, store, "queued", "minWorkers=1", "maxWorkers=1")
 	s := StartServer(t, Options{Store: store})
 	s.WaitStatus(faultWait, api.StatusHealthy, "queued")
-	result := make(chan []outcome, 1)
-	go func() { result <- load(s, "queued", 1, 1, clientTimeout, nil, "X-Sleep", "3") }()
-	testutil.WaitFor(t, 30*time.Second, "the worker busy", func() bool { return busyWorkers(s.Describe("queued")) == 1 })
-	late := invoke(&http.Client{}, s, "queued", clientTimeout, "X-Request-Timeout-Ms", "300")
-	t.Logf("request with X-Request-Timeout-Ms: 300 behind a 3 s one: %d %q after %v", late.code, late.message, late.took.Round(time.Millisecond))
-	select {
-	case <-result:
+	g := newGates(t, dir, "go")
+	c := newClient(2)
+	busy := async(func() reply { return probeCall(c, s, "queued", "busy", "go") })
+	waitSeen(t, dir, "busy")
+	late := send(c, http.MethodPost, s.Inference+"/predictions/queued", []byte(`{}`),
+		"Content-Type", "application/json", "x-probe-tag", "late", "X-Request-Timeout-Ms", "300")
+	e, err := late.problem()
+	t.Logf("request with X-Request-Timeout-Ms: 300 behind a held one: %d %q after %v", late.code, e.Message, late.took.Round(time.Millisecond))
+	if len(busy) != 0 {
 		t.Fatal("the busy request ended first; the test proves nothing")
-	default:
 	}
-	if late.code != http.StatusServiceUnavailable || !strings.Contains(late.message, "expired") {
-		t.Errorf("the late request: %+v", late)
+	if late.code != http.StatusServiceUnavailable || err != nil || !strings.Contains(e.Message, "expired") {
+		t.Errorf("the late request: %d %s %v", late.code, late.body, err)
 	}
-	if first := (<-result)[0]; first.code != http.StatusOK {
-		t.Errorf("the busy request: %+v", first)
+	if late.took < 300*time.Millisecond { // a lower bound: no slow machine breaks it
+		t.Errorf("the late request expired after %v, before its 300 ms deadline", late.took)
+	}
+	g.open("go")
+	if a, err := collect(t, busy, 1)[0].probe(); err != nil || a.Tag != "busy" {
+		t.Errorf("the busy request: %+v, %v", a, err)
+	}
+	if a, err := probeCall(c, s, "queued", "after", "").probe(); err != nil || a.Tag != "after" {
+		t.Errorf("a request after the expired one: %+v, %v", a, err)
 	}
 }

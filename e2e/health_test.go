@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,8 @@ func TestHealthEndpoints(t *testing.T) {
 	store := t.TempDir()
 	faultModel(t, store, "steady", nil, nil)
 	faultModel(t, store, "single", []string{"minWorkers=1", "maxWorkers=2"}, map[string]string{"SINGLE": ""})
-	faultModel(t, store, "slow", nil, map[string]string{"SLOW": "3"})
+	slow := faultModel(t, store, "slow", nil, map[string]string{"HOLD": ""})
+	t.Cleanup(func() { mustWrite(t, filepath.Join(slow, "OPEN"), "") })
 	s := StartServer(t, Options{Store: store, Models: "steady,single", Config: map[string]string{"retry_threshold": "100"}})
 	checkLive(t, s)
 	s.WaitStatus(faultWait, api.StatusHealthy, "steady", "single")
@@ -29,6 +31,7 @@ func TestHealthEndpoints(t *testing.T) {
 	}
 	checkHealth(t, s, "one loading", http.StatusOK, http.StatusServiceUnavailable,
 		map[string]string{"steady": api.StatusHealthy, "single": api.StatusHealthy, "slow": api.StatusPending})
+	mustWrite(t, filepath.Join(slow, "OPEN"), "") // the load ends only now
 	s.WaitStatus(faultWait, api.StatusHealthy, "slow")
 
 	if code, body := s.Do(http.MethodPut, s.Management+"/models/single?min_worker=2&synchronous=false", "", nil); code != http.StatusAccepted {
@@ -80,23 +83,27 @@ const healthPoll = 20 * time.Millisecond
 
 // TestHealthWorkerDeath kills a model's only worker: /ping reports the model
 // Unhealthy (never Healthy with no live worker) until the replacement is
-// up, then Healthy again.
+// up, then Healthy again. The replacement's load is held (HOLD) until the
+// test has seen Unhealthy, so the test does not race the restart.
 func TestHealthWorkerDeath(t *testing.T) {
 	store := t.TempDir()
-	faultModel(t, store, "mortal", []string{"minWorkers=1", "maxWorkers=1"}, nil)
+	dir := faultModel(t, store, "mortal", []string{"minWorkers=1", "maxWorkers=1"}, nil)
 	s := StartServer(t, Options{Store: store})
 	s.WaitStatus(faultWait, api.StatusHealthy, "mortal")
+	mustWrite(t, filepath.Join(dir, "HOLD"), "") // for the replacement's load, not the first one's
+	t.Cleanup(func() { mustWrite(t, filepath.Join(dir, "OPEN"), "") })
 	c := &http.Client{}
 	out := invoke(c, s, "mortal", clientTimeout, "X-Crash", "1")
 	t.Logf("request whose handler exits: %d %q", out.code, out.message)
 	if out.code != http.StatusServiceUnavailable || !strings.Contains(out.message, "exit status 3") {
 		t.Errorf("the request on the dying worker: %+v, want 503 naming exit status 3", out)
 	}
-	unhealthy := testutil.Poll(10*time.Second, func() bool {
+	unhealthy := testutil.Poll(faultWait, func() bool {
 		code, ping := s.ping(t)
 		time.Sleep(healthPoll)
 		return ping["mortal"].Status == api.StatusUnhealthy && code == http.StatusServiceUnavailable
 	})
+	mustWrite(t, filepath.Join(dir, "OPEN"), "") // the replacement may load now
 	healthy := testutil.Poll(faultWait, func() bool {
 		_, ping := s.ping(t)
 		time.Sleep(healthPoll)

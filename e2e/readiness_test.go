@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -48,24 +49,31 @@ func summarize(seen []pingSeen) string {
 	return strings.Join(parts, ", ")
 }
 
-// TestReadinessStartupLoad starts a server whose only model takes 3 s to
-// load: /ping answers 503 (the model PENDING) during the load and 200
-// (Healthy) after it, and a request sent during the load waits in the
-// model's queue and is answered 200 once the model is ready.
+// TestReadinessStartupLoad starts a server whose only model loads until the
+// test lets it (HOLD, then OPEN): /ping answers 503 (the model PENDING)
+// during the load and 200 (Healthy) after it, and a request sent during the
+// load waits in the model's queue and is answered 200 once the model is
+// ready.
 func TestReadinessStartupLoad(t *testing.T) {
 	store := t.TempDir()
-	faultModel(t, store, "slow", []string{"minWorkers=1", "maxWorkers=1"}, map[string]string{"SLOW": "3"})
+	dir := faultModel(t, store, "slow", []string{"minWorkers=1", "maxWorkers=1"}, map[string]string{"HOLD": ""})
+	t.Cleanup(func() { mustWrite(t, filepath.Join(dir, "OPEN"), "") })
 	s := StartServer(t, Options{Store: store})
 	code, ping := s.ping(t)
 	if code != http.StatusServiceUnavailable || ping["slow"].Status != api.StatusPending {
-		t.Fatalf("first /ping during the 3 s load: %d %+v, want 503 with slow PENDING", code, ping)
+		t.Fatalf("first /ping during the load: %d %+v, want 503 with slow PENDING", code, ping)
 	}
 	early := make(chan outcome, 1)
 	go func() { early <- invoke(&http.Client{}, s, "slow", clientTimeout) }()
+	waitQueued(t, s, "slow", 1)
+	if code, ping := s.ping(t); code != http.StatusServiceUnavailable || ping["slow"].Status != api.StatusPending {
+		t.Fatalf("/ping with a request queued during the load: %d %+v, want 503 with slow PENDING", code, ping)
+	}
 	began := time.Now()
+	mustWrite(t, filepath.Join(dir, "OPEN"), "") // the load ends only now
 	seen := watchPing(t, s, "slow", faultWait)
 	out := <-early
-	t.Logf("/ping during and after a 3 s load (%v): %s; the request sent during the load: %d after %v",
+	t.Logf("/ping after the load was let go (%v): %s; the request sent during the load: %d after %v",
 		time.Since(began).Round(time.Millisecond), summarize(seen), out.code, out.took.Round(time.Millisecond))
 	for _, p := range seen[:len(seen)-1] {
 		if p != (pingSeen{http.StatusServiceUnavailable, api.StatusPending}) {

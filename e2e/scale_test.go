@@ -86,13 +86,13 @@ func TestScaleBurstThenQuiet(t *testing.T) {
 	stop := make(chan struct{})
 	result := make(chan []outcome, 1)
 	go func() { result <- burst(s, "bursty", 16, stop, "X-Sleep", "0.2") }()
-	grew := testutil.Poll(60*time.Second, func() bool { return tl.note(s, "bursty") == 3 && len(s.live("bursty")) == 3 })
+	grew := testutil.Poll(faultWait, func() bool { return tl.note(s, "bursty") == 3 && len(s.live("bursty")) == 3 })
 	grewAfter := time.Since(tl.start)
 	testutil.Poll(time.Second, func() bool { tl.note(s, "bursty"); return false }) // the three serve a while
 	close(stop)
 	outs := <-result
 	quiet := time.Now()
-	shrank := testutil.Poll(30*time.Second, func() bool { return tl.note(s, "bursty") == 1 })
+	shrank := testutil.Poll(faultWait, func() bool { return tl.note(s, "bursty") == 1 })
 	shrankAfter := time.Since(quiet)
 	sum := newTally(outs)
 	t.Logf("burst at concurrency 16: %s; workers over time %s; maxWorkers reached after %v, back to minWorkers %v after the burst ended",
@@ -132,10 +132,11 @@ func checkKinds(t *testing.T, s *Server, tl *timeline) {
 
 // TestScalePut changes a model's worker counts with PUT /models/{name}
 // while it serves: up to three, then down to one while a request runs,
-// which completes.
+// which completes. The request waits at the probe's gate until the scale
+// down is done, so it runs during it however slow the machine.
 func TestScalePut(t *testing.T) {
 	store := t.TempDir()
-	faultModel(t, store, "knob", []string{"minWorkers=1", "maxWorkers=1"}, nil)
+	dir := probeModel(t, store, "knob", "minWorkers=1", "maxWorkers=1")
 	s := StartServer(t, Options{Store: store})
 	s.WaitStatus(faultWait, api.StatusHealthy, "knob")
 	began := time.Now()
@@ -146,17 +147,22 @@ func TestScalePut(t *testing.T) {
 	if live := s.live("knob"); len(live) != 3 {
 		t.Fatalf("live workers after a synchronous scale to 3: %v", live)
 	}
-	result := make(chan []outcome, 1)
-	go func() { result <- load(s, "knob", 1, 1, clientTimeout, nil, "X-Sleep", "2") }()
-	testutil.WaitFor(t, 30*time.Second, "a request running", func() bool { return busyWorkers(s.Describe("knob")) == 1 })
+	g := newGates(t, dir, "go")
+	c := newClient(2)
+	running := async(func() reply { return probeCall(c, s, "knob", "running", "go") })
+	waitSeen(t, dir, "running")
 	down := time.Now()
 	if code, body := s.Do(http.MethodPut, s.Management+"/models/knob?min_worker=1&max_worker=1", "", nil); code != http.StatusOK {
 		t.Fatalf("scale down: %d %s", code, body)
 	}
-	testutil.WaitFor(t, 30*time.Second, "one worker left", func() bool { return len(s.workers("knob")) == 1 })
-	t.Logf("scaled from 3 to 1 worker in %v while a 2 s request ran", time.Since(down).Round(time.Millisecond))
-	if out := (<-result)[0]; out.code != http.StatusOK {
-		t.Errorf("the request running during the scale down: %+v", out)
+	testutil.WaitFor(t, faultWait, "one worker left", func() bool { return len(s.workers("knob")) == 1 })
+	t.Logf("scaled from 3 to 1 worker in %v while a request ran", time.Since(down).Round(time.Millisecond))
+	if len(running) != 0 {
+		t.Fatal("the request ended during the scale down, before its gate opened")
+	}
+	g.open("go")
+	if a, err := collect(t, running, 1)[0].probe(); err != nil || a.Tag != "running" {
+		t.Errorf("the request running during the scale down: %+v, %v", a, err)
 	}
 	if code, _ := s.Do(http.MethodPut, s.Management+"/models/knob?min_worker=2&max_worker=1", "", nil); code != http.StatusBadRequest {
 		t.Errorf("min above max: %d, want 400", code)

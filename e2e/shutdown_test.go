@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"syscall"
@@ -13,41 +14,57 @@ import (
 
 // TestShutdownUnderLoad sends SIGTERM while one request runs and six wait
 // on a model with one worker (one held by the worker behind the one it
-// runs, five queued), with a 30 s grace period: the queue drains,
-// all seven are answered 200, the process exits 0 within the grace period,
-// and no worker process or socket file is left.
+// runs, five queued): the queue drains, all seven are answered 200, the
+// process exits 0 before the grace period ended, and no worker process or
+// socket file is left. The running request waits at the probe's gate,
+// which opens once the shutdown has begun, so the seven are in place when
+// the signal comes however slow the machine. "Before the grace period
+// ended" is the server's own verdict, not the test's clock: when the grace
+// period (2 min, far above the work) ends with work left, the registry cuts
+// it off (503), logs it and the process exits 1.
 func TestShutdownUnderLoad(t *testing.T) {
-	const grace = 30 * time.Second
+	const grace = 2 * time.Minute
 	store := t.TempDir()
-	faultModel(t, store, "steady", []string{"minWorkers=1", "maxWorkers=1"}, nil)
-	s := StartServer(t, Options{Store: store, Config: map[string]string{"shutdown_grace_period": "30"}})
+	dir := probeModel(t, store, "steady", "minWorkers=1", "maxWorkers=1")
+	s := StartServer(t, Options{Store: store, Config: map[string]string{"shutdown_grace_period": "120"}})
 	s.WaitStatus(faultWait, api.StatusHealthy, "steady")
 	pids := s.live("steady")
-	result := make(chan []outcome, 1)
-	go func() { result <- load(s, "steady", 7, 7, time.Minute, nil, "X-Sleep", "1") }()
-	testutil.WaitFor(t, 30*time.Second, "one running, one held behind it and five queued", func() bool {
-		rec := s.Describe("steady")
-		return busyWorkers(rec) == 1 && dispatched(s, "steady") == 2 && rec.RequestInQueue == 5
-	})
+	g := newGates(t, dir, "go")
+	c := newClient(8)
+	first := holdWorker(t, c, s, dir, "steady")
+	calls := make([]func() reply, 5)
+	for i := range calls {
+		tag := fmt.Sprintf("q%d", i)
+		calls[i] = func() reply { return probeCall(c, s, "steady", tag, "") }
+	}
+	queued := async(calls...)
+	waitQueued(t, s, "steady", 5)
 	began := time.Now()
 	s.Signal(syscall.SIGTERM)
-	exited := s.Wait(grace + 5*time.Second)
+	testutil.WaitFor(t, faultWait, "shutdown begun", func() bool { return strings.Contains(s.Log(), `"msg":"shutting down"`) })
+	g.open("go")
+	if !s.Wait(grace + faultWait) {
+		t.Fatalf("the server did not exit within %v of SIGTERM", grace+faultWait)
+	}
 	took := time.Since(began)
-	outs := <-result
-	sum := newTally(outs)
-	t.Logf("SIGTERM with 1 running and 6 queued on one worker: exited %v after %v (grace %v), exit code %d; %s; errors %v",
-		exited, took.Round(time.Millisecond), grace, s.exitCode(), sum, sum.messages)
-	if !exited || took > grace {
-		t.Fatalf("the server took %v to exit, grace period %v", took, grace)
+	answers := append(collect(t, first, 2), collect(t, queued, 5)...)
+	t.Logf("SIGTERM with 1 running and 6 queued on one worker: exited after %v (grace %v), exit code %d",
+		took.Round(time.Millisecond), grace, s.exitCode())
+	if code := s.exitCode(); code != 0 || strings.Contains(s.Log(), gracePeriodEnded) {
+		t.Errorf("exit code %d after a graceful stop; the log says the grace period ended with work left: %v",
+			code, strings.Contains(s.Log(), gracePeriodEnded))
 	}
-	if code := s.exitCode(); code != 0 {
-		t.Errorf("exit code %d after a graceful stop", code)
-	}
-	if sum.codes[http.StatusOK] != 7 {
-		t.Errorf("answers: %s %v; want all 7 accepted requests served (200)", sum, sum.messages)
+	for _, r := range answers {
+		if a, err := r.probe(); err != nil || a.Tag != r.tag {
+			t.Errorf("request %s: %+v, %v; want it served (200)", r.tag, a, err)
+		}
 	}
 	checkNothingLeft(t, s, pids)
 }
+
+// gracePeriodEnded is what the server logs (in the error it stops with)
+// when the shutdown grace period ended with work left.
+const gracePeriodEnded = "shutdown grace period ended with work left"
 
 // busyWorkers counts a describe record's BUSY workers.
 func busyWorkers(rec api.ModelRecord) int {
@@ -78,9 +95,10 @@ func checkNothingLeft(t *testing.T, s *Server, pids []int) {
 
 // TestShutdownGraceEnds sends SIGTERM while a request runs far longer than
 // the grace period and another waits behind it (held by the worker, which
-// has not started it): both are answered 503 when
-// the grace period ends, the process exits right after, and its workers are
-// gone.
+// has not started it): both are answered 503 when the grace period ends
+// (not before: the server exits no sooner than 2 s after the signal), the
+// process exits because it ended (its log says so, and it exits 1) without
+// waiting for the 120 s handler, and its workers are gone.
 func TestShutdownGraceEnds(t *testing.T) {
 	const grace = 2 * time.Second
 	store := t.TempDir()
@@ -90,12 +108,14 @@ func TestShutdownGraceEnds(t *testing.T) {
 	pids := s.live("endless")
 	result := make(chan []outcome, 1)
 	go func() { result <- load(s, "endless", 2, 2, clientTimeout, nil, "X-Sleep", "120") }()
-	testutil.WaitFor(t, 30*time.Second, "one request running, one held behind it", func() bool {
+	testutil.WaitFor(t, faultWait, "one request running, one held behind it", func() bool {
 		return busyWorkers(s.Describe("endless")) == 1 && dispatched(s, "endless") == 2
 	})
 	began := time.Now()
 	s.Signal(syscall.SIGTERM)
-	exited := s.Wait(grace + 10*time.Second)
+	if !s.Wait(faultWait) { // below the handler's 120 s: waiting for it counts as a hang
+		t.Fatalf("the server did not exit within %v of SIGTERM", faultWait)
+	}
 	took := time.Since(began)
 	outs := <-result
 	out := outs[0]
@@ -104,19 +124,23 @@ func TestShutdownGraceEnds(t *testing.T) {
 	}
 	t.Logf("SIGTERM with a 120 s request and a %v grace period: exited after %v, exit code %d; the request got %d %q after %v",
 		grace, took.Round(time.Millisecond), s.exitCode(), out.code, out.message, out.took.Round(time.Millisecond))
-	if !exited || took > grace+3*time.Second {
-		t.Fatalf("the server took %v to exit, grace period %v", took, grace)
+	if took < grace {
+		t.Errorf("the server exited %v after SIGTERM, before its %v grace period ended", took, grace)
+	}
+	if code := s.exitCode(); code != 1 || !strings.Contains(s.Log(), gracePeriodEnded) {
+		t.Errorf("exit code %d, want 1 with the log saying %q", code, gracePeriodEnded)
 	}
 	for _, o := range outs {
-		if o.code != http.StatusServiceUnavailable || o.message == "" {
-			t.Errorf("a request cut off by the grace period's end: %+v", o)
+		if o.code != http.StatusServiceUnavailable || o.message == "" || o.took < grace {
+			t.Errorf("a request cut off by the grace period's end: %+v, want 503 with a message, not before the grace period ended", o)
 		}
 	}
 	checkNothingLeft(t, s, pids)
 }
 
-// TestShutdownServerKilled SIGKILLs the server: every worker is gone within
-// 2 s. The socket files the dead server left are removed when the next
+// TestShutdownServerKilled SIGKILLs the server: every worker dies with it
+// (how fast is logged; the bound is a guard against workers that outlive
+// it). The socket files the dead server left are removed when the next
 // server starts on the same folder.
 func TestShutdownServerKilled(t *testing.T) {
 	store := t.TempDir()
@@ -128,12 +152,12 @@ func TestShutdownServerKilled(t *testing.T) {
 	pids := append(s.live("one"), s.live("two")...)
 	began := time.Now()
 	s.Signal(syscall.SIGKILL)
-	gone := testutil.Poll(10*time.Second, func() bool { return allGone(pids) })
+	gone := testutil.Poll(faultWait, func() bool { return allGone(pids) })
 	took := time.Since(began)
 	left := sockets(t, sockDir)
 	t.Logf("SIGKILL of the server: its %d workers gone after %v; %d socket files left behind", len(pids), took.Round(time.Millisecond), len(left))
-	if !gone || took > 2*time.Second {
-		t.Errorf("workers gone: %v after %v, want within 2 s", gone, took)
+	if !gone {
+		t.Errorf("workers still alive %v after the server was killed", faultWait)
 	}
 	if len(left) != len(pids) {
 		t.Fatalf("socket files after the kill: %v, want one per worker (else the next check proves nothing)", left)
@@ -148,8 +172,10 @@ func TestShutdownServerKilled(t *testing.T) {
 }
 
 // TestShutdownSecondSignal sends SIGTERM twice while a long request runs:
-// the first starts the graceful stop, the second ends the process at once,
-// and its workers die with it.
+// the first starts the graceful stop, the second ends the process at once
+// (it dies of the signal's default action, which only the second signal
+// gets, instead of exiting when the grace period ends), and its workers
+// die with it.
 func TestShutdownSecondSignal(t *testing.T) {
 	store := t.TempDir()
 	faultModel(t, store, "patient", []string{"minWorkers=1", "maxWorkers=1"}, nil)
@@ -158,16 +184,22 @@ func TestShutdownSecondSignal(t *testing.T) {
 	pids := s.live("patient")
 	result := make(chan []outcome, 1)
 	go func() { result <- load(s, "patient", 1, 1, clientTimeout, nil, "X-Sleep", "120") }()
-	testutil.WaitFor(t, 30*time.Second, "the request running", func() bool { return busyWorkers(s.Describe("patient")) == 1 })
+	testutil.WaitFor(t, faultWait, "the request running", func() bool { return busyWorkers(s.Describe("patient")) == 1 })
 	s.Signal(syscall.SIGTERM)
-	testutil.WaitFor(t, 10*time.Second, "shutdown begun", func() bool { return strings.Contains(s.Log(), `"msg":"shutting down"`) })
+	testutil.WaitFor(t, faultWait, "shutdown begun", func() bool { return strings.Contains(s.Log(), `"msg":"shutting down"`) })
 	began := time.Now()
 	s.Signal(syscall.SIGTERM)
-	exited := s.Wait(10 * time.Second)
-	gone := testutil.Poll(10*time.Second, func() bool { return allGone(pids) })
-	t.Logf("second SIGTERM during a 30 s grace period: exited %v after %v, workers gone %v", exited, time.Since(began).Round(time.Millisecond), gone)
-	if !exited || !gone {
-		t.Errorf("after the second signal: exited %v, workers gone %v", exited, gone)
+	if !s.Wait(faultWait) {
+		t.Fatalf("the server did not exit within %v of the second SIGTERM", faultWait)
+	}
+	took := time.Since(began)
+	gone := testutil.Poll(faultWait, func() bool { return allGone(pids) })
+	t.Logf("second SIGTERM during a 30 s grace period: %v after %v, workers gone %v", s.cmd.ProcessState, took.Round(time.Millisecond), gone)
+	if !gone {
+		t.Errorf("workers still alive %v after the server ended", faultWait)
+	}
+	if ws, ok := s.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+		t.Errorf("the server ended with %v, want killed by the second SIGTERM", s.cmd.ProcessState)
 	}
 	if out := (<-result)[0]; out.err == nil && out.code == http.StatusOK {
 		t.Errorf("the 120 s request completed: %+v", out)

@@ -22,22 +22,27 @@ func (l *waitList) watched(w *waiter) bool {
 
 // TestWaitListWatchesLateRequests checks that a request's connection is
 // watched only once it has waited the delay, and that a client that hangs
-// up after that answers its job with ErrClientGone.
+// up after that answers its job with ErrClientGone. "Only once it has
+// waited" is checked as a lower bound, which a slow machine cannot break:
+// whenever the request is seen watched, at least the delay has passed
+// since it began waiting.
 func TestWaitListWatchesLateRequests(t *testing.T) {
-	l := &waitList{delay: 20 * time.Millisecond}
+	const delay = 20 * time.Millisecond
+	l := &waitList{delay: delay}
 	defer l.stop()
 	client, server := tcpPair(t)
 	job := newWaitJob("late")
-	w := l.add(job, server, time.Now())
-	if l.watched(w) {
-		t.Fatal("a request was watched before it waited the delay")
-	}
+	since := time.Now()
+	w := l.add(job, server, since)
 	deadline := time.Now().Add(guard)
 	for !l.watched(w) {
 		if time.Now().After(deadline) {
 			t.Fatal("the request was never watched")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+	if waited := time.Since(since); waited < delay {
+		t.Fatalf("the request was watched after waiting %v, before the delay (%v)", waited, delay)
 	}
 	client.Close()
 	select {

@@ -3,6 +3,8 @@ package worker
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,24 +13,35 @@ import (
 )
 
 // busyModel registers a one-worker model and gives it a request that runs
-// for seconds and one that waits behind it in the queue.
-func busyModel(t *testing.T, r *testRegistry, name, seconds string) (running, queued *batching.Job, pid int) {
+// until the test writes the file gate into the returned model folder, and
+// one that waits behind it.
+func busyModel(t *testing.T, r *testRegistry, name, gate string) (running, queued *batching.Job, pid int, dir string) {
 	t.Helper()
-	r.probe(t, name, []string{"minWorkers=1", "maxWorkers=1"})
+	dir = r.probe(t, name, []string{"minWorkers=1", "maxWorkers=1"})
+	t.Cleanup(func() { openGate(t, dir, gate) })
 	r.mustRegister(t, name)
-	running = r.submit(t, name, newJob("running", "action", "sleep", "seconds", seconds))
+	running = r.submit(t, name, newJob("running", "action", "wait", "gate", gate))
 	testutil.WaitFor(t, waitLimit, name+" busy", func() bool { return count(r.workersOf(t, name), workerBusy, nil) == 1 })
 	queued = r.submit(t, name, newJob("queued"))
-	return running, queued, r.workersOf(t, name)[0].PID
+	return running, queued, r.workersOf(t, name)[0].PID, dir
+}
+
+// openGate writes the file gate into dir, which lets a probe request that
+// waits for it go on.
+func openGate(t *testing.T, dir, gate string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, gate), nil, 0o644); err != nil {
+		t.Error(err)
+	}
 }
 
 // TestRegistryShutdown stops a registry with work in flight and in the
-// queue: both are served (the queue drains), new work is refused with
-// ErrClosed (503), every worker process is gone and every socket file
-// removed.
+// queue: new work is refused with ErrClosed (503) while it drains (the
+// running request waits for the test to let it go), both are served,
+// every worker process is gone and every socket file removed.
 func TestRegistryShutdown(t *testing.T) {
 	r := newTestRegistry(t)
-	running, queued, pid := busyModel(t, r, "a", "1")
+	running, queued, pid, dir := busyModel(t, r, "a", "go")
 	r.probe(t, "b", []string{"minWorkers=2", "maxWorkers=2"})
 	r.mustRegister(t, "b")
 	pids := []int{pid}
@@ -43,6 +56,12 @@ func TestRegistryShutdown(t *testing.T) {
 	testutil.WaitFor(t, waitLimit, "new work refused while draining", func() bool {
 		return errors.Is(r.Submit("a", newJob("during")), batching.ErrClosed)
 	})
+	select {
+	case err := <-done:
+		t.Fatalf("Shutdown returned (%v) while a request ran", err)
+	default:
+	}
+	openGate(t, dir, "go")
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}

@@ -392,20 +392,40 @@ func TestDispatchPipelined(t *testing.T) {
 }
 
 // TestDispatchPipelinedTimeout checks that the predict timeout counts from
-// the moment a batch reaches the head of the line (two batches that each
-// take most of it both succeed), and that when the head hangs it fails
-// with the timeout while the batch behind it fails as not sent.
+// the moment a batch reaches the head of the line: two batches sent back to
+// back, each taking 60% of the timeout, both succeed, though the second
+// ends more than the timeout after it was sent (logged: when a loaded
+// machine sends b late, that run tells less, but it does not fail). Each
+// batch has 40% of the timeout to spare; the timeout is 3 s so that this
+// margin, the one wall-clock assumption left (the fake worker answers a
+// 1.8 s sleep within 3 s), is 1.2 s rather than 0.4 s. Proving it without
+// any would take a clock injected into the package.
 func TestDispatchPipelinedTimeout(t *testing.T) {
+	const timeout = 3 * time.Second
 	h := newHarness(t)
-	h.spec.PredictTimeout = time.Second
+	h.spec.PredictTimeout = timeout
 	p := h.start(t)
 	r := newPipelined()
-	r.dispatch(t, p, "a", "action", "sleep", "ms", "600")
-	r.dispatch(t, p, "b", "action", "sleep", "ms", "600")
+	r.dispatch(t, p, "a", "action", "sleep", "ms", "1800")
+	sentB := time.Now()
+	r.dispatch(t, p, "b", "action", "sleep", "ms", "1800")
 	r.wait(t, 2)
+	tookB := time.Since(sentB)
+	t.Logf("b ended %v after it was sent, with a predict timeout of %v (more: the timeout did not count from the send)",
+		tookB.Round(time.Millisecond), timeout)
 	if r.errs["a"] != nil || r.errs["b"] != nil {
 		t.Fatalf("two batches within the timeout each: %v, %v", r.errs["a"], r.errs["b"])
 	}
+}
+
+// TestDispatchPipelinedHeadHangs checks that when the head of the line
+// hangs it fails with the predict timeout while the batch behind it fails
+// as not sent.
+func TestDispatchPipelinedHeadHangs(t *testing.T) {
+	h := newHarness(t)
+	h.spec.PredictTimeout = 300 * time.Millisecond
+	p := h.start(t)
+	r := newPipelined()
 	r.dispatch(t, p, "hung", "action", "hang")
 	r.dispatch(t, p, "behind")
 	r.wait(t, 2)

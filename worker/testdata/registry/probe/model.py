@@ -7,7 +7,8 @@ appears (at most two minutes), so that a test can keep the model loading.
 
 Each request comes back with its body and the worker's pid (x-pid). The
 property action picks something else: sleep (for the property seconds),
-crash (the process exits with status 3). When a file SEEN exists, every
+wait (until a file named by the property gate appears in the folder, at
+most two minutes), crash (the process exits with status 3). When a file SEEN exists, every
 body that reaches the handler is appended to it, one per line. Options
 option.declare_<key>=<value> become properties of the initialization reply
 (how a generative handler declares its capabilities).
@@ -49,6 +50,8 @@ def handle(inputs: Input):
     action = inputs.get_property("action")
     if action == "sleep":
         time.sleep(float(inputs.get_property("seconds") or "3600"))
+    elif action == "wait":
+        _wait_for(inputs.get_property("gate") or "OPEN")
     elif action == "crash":
         os._exit(3)
     out = Output()
@@ -75,6 +78,14 @@ def _batch(items):
         out.add(body, batch_index=i)
         out.add_property("batch_%03d.x-pid" % i, str(os.getpid()))
     return out
+
+
+def _wait_for(name):
+    """Waits until a file name appears in the model's folder (two minutes at most)."""
+    path = os.path.join(_HERE, os.path.basename(name))
+    deadline = time.monotonic() + 120
+    while not os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def _record(body):
