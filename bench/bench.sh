@@ -20,7 +20,7 @@
 # over the rounds of a figure taken against the bare server of the same
 # round.
 #
-# Settings (environment): PYTHON (/usr/bin/python3), BENCH_ROUNDS (3),
+# Settings (environment): PYTHON (.venv/bin/python), BENCH_ROUNDS (3),
 # BENCH_DURATION (5s), BENCH_WARMUP (1s), BENCH_IDLE_SECONDS (5),
 # LOADGEN_PROCS (1: GOMAXPROCS of the load generator; the servers keep
 # theirs unless SERVER_GOMAXPROCS sets switchyard's), BENCH_MAX_LOAD (empty;
@@ -35,7 +35,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-PYTHON="${PYTHON:-/usr/bin/python3}"
+PYTHON="${PYTHON:-$PWD/.venv/bin/python}"
 ROUNDS="${BENCH_ROUNDS:-3}"
 DURATION="${BENCH_DURATION:-5s}"
 WARMUP="${BENCH_WARMUP:-1s}"

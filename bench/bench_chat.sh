@@ -12,13 +12,13 @@
 # exactly max_tokens tokens, as the issue's "200-token answer" asks. The
 # load tool is bench/chatbench; it talks to POST /v1/chat/completions.
 #
-# Settings (environment): PYTHON (/usr/bin/python3), BENCH_TOKENS (200),
+# Settings (environment): PYTHON (.venv/bin/python), BENCH_TOKENS (200),
 # BENCH_RUNS (5), BENCH_CONCURRENCY (1,8), BENCH_REQUESTS (2),
 # BENCH_MAX_BATCH (8: the model's option.max_rolling_batch_size).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-PYTHON="${PYTHON:-/usr/bin/python3}"
+PYTHON="${PYTHON:-$PWD/.venv/bin/python}"
 TOKENS="${BENCH_TOKENS:-200}"
 RUNS="${BENCH_RUNS:-5}"
 LEVELS="${BENCH_CONCURRENCY:-1,8}"

@@ -4,7 +4,7 @@
 # from /proc/<pid>/status by bench/membench. It ends with the target
 # (RSS under 40 MB within 30 s of the answer: MET / MISSED).
 #
-# Settings (environment): PYTHON (/usr/bin/python3), MEMBENCH_SIZE (64MiB),
+# Settings (environment): PYTHON (.venv/bin/python), MEMBENCH_SIZE (64MiB),
 # MEMBENCH_REQUESTS (1), MEMBENCH_WATCH (30s). Extra arguments go to
 # membench (-h lists its flags).
 set -euo pipefail
@@ -14,6 +14,6 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/switchyard-membench.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/switchyard" ./cmd/switchyard
 go build -o "$work/membench" ./bench/membench
-exec "$work/membench" -bin "$work/switchyard" -python "${PYTHON:-/usr/bin/python3}" \
+exec "$work/membench" -bin "$work/switchyard" -python "${PYTHON:-$PWD/.venv/bin/python}" \
   -size "${MEMBENCH_SIZE:-64MiB}" -requests "${MEMBENCH_REQUESTS:-1}" \
   -watch "${MEMBENCH_WATCH:-30s}" "$@"

@@ -7,6 +7,6 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh
 export CGO_ENABLED=1
 go build -o bin/switchyard ./cmd/switchyard
-# Debian's interpreter sees the apt-installed numpy and torch.
-export SERVING_PYTHON_EXECUTABLE="${SERVING_PYTHON_EXECUTABLE:-/usr/bin/python3}"
+# The workers run the project's virtual environment (scripts/deps.sh).
+export SERVING_PYTHON_EXECUTABLE="${SERVING_PYTHON_EXECUTABLE:-$PWD/.venv/bin/python}"
 exec bin/switchyard serve --model-store examples/models "$@"

@@ -6,7 +6,7 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-PYTHON="${PYTHON:-/usr/bin/python3}"
+PYTHON="${PYTHON:-$PWD/.venv/bin/python}"
 JARGON="${JARGON:-/usr/share/doc/jargon-text/jargon.txt.gz}"
 
 if [[ ! -r "$JARGON" ]]; then
@@ -14,7 +14,7 @@ if [[ ! -r "$JARGON" ]]; then
   exit 1
 fi
 if ! "$PYTHON" -c 'import torch, sentencepiece' 2>/dev/null; then
-  echo "train_chat: $PYTHON lacks torch or sentencepiece (Debian: python3-torch python3-sentencepiece)" >&2
+  echo "train_chat: $PYTHON lacks torch or sentencepiece (run scripts/deps.sh)" >&2
   exit 1
 fi
 

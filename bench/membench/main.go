@@ -60,7 +60,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("membench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.bin, "bin", "bin/switchyard", "the switchyard binary to start")
-	fs.StringVar(&cfg.python, "python", "/usr/bin/python3", "the workers' interpreter")
+	fs.StringVar(&cfg.python, "python", ".venv/bin/python", "the workers' interpreter")
 	fs.StringVar(&cfg.model, "model", "bench/models/echo", "the echo model's folder")
 	fs.Func("size", "request body `SIZE` in bytes, or with KiB/MiB (default 64MiB)", func(s string) error {
 		n, err := parseSize(s)

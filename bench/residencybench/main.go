@@ -61,7 +61,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("residencybench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.bin, "bin", "bin/switchyard", "the switchyard `binary`")
-	fs.StringVar(&cfg.python, "python", "/usr/bin/python3", "the workers' `interpreter`")
+	fs.StringVar(&cfg.python, "python", ".venv/bin/python", "the workers' `interpreter`")
 	fs.StringVar(&cfg.model, "model", "examples/models/langid", "the model `folder` measured")
 	fs.StringVar(&cfg.filler, "filler", "bench/models/noop-b1", "the model `folder` that evicts it in the cold-start part")
 	fs.IntVar(&cfg.loads, "loads", 10, "cold starts measured")
