@@ -15,14 +15,26 @@ import (
 )
 
 // documented are the markdown files whose examples TestDocumentedExamples
-// runs, relative to the repository root.
-var documented = []string{"README.md", "docs/api.md", "examples/README.md"}
+// runs, relative to the repository root, in the order they run. Examples
+// that change the server's state (register ld2, scale it, unregister it)
+// stay in one file, in that order; the files after it see the store as it
+// was at the start.
+var documented = []string{
+	"README.md",
+	"docs/usage.md",
+	"docs/generative.md",
+	"docs/agent.md",
+	"docker/README.md",
+	"docs/api.md",
+	"examples/README.md",
+}
 
-// TestDocumentedExamples runs every marked example of the README, the API
-// reference and the example models' README against one server on
-// examples/models, in the order they are written, and compares each
-// output's shape and status with what the docs show (docs_parse_test.go
-// says how examples are marked).
+// TestDocumentedExamples runs every marked example of the documented files
+// (the README's tour, the usage guide, generative models, the agent, the
+// container images, the API reference and the example models' README)
+// against one server on examples/models, in the order they are written,
+// and compares each output's shape and status with what the docs show
+// (docs_parse_test.go says how examples are marked).
 func TestDocumentedExamples(t *testing.T) {
 	needE2E(t)
 	root, err := filepath.Abs("..")
