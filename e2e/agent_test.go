@@ -26,7 +26,7 @@ import (
 // langid example (the small model, called through InvokeEndpoint) and the
 // toolcaller fixture (the stand-in planner, called through Converse), and
 // `switchyard agent` pointed at it with the SDKs' endpoint variables and
-// dummy static credentials, as the README shows.
+// dummy static credentials, as docs/agent.md shows.
 
 // agentQuestion is the acceptance test's prompt.
 const agentQuestion = "Which language is 'Guten Morgen, wie geht es dir?'"

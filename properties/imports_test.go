@@ -10,7 +10,7 @@ import (
 )
 
 // TestLeafPackage checks that the package imports no other switchyard
-// package (README.md, Architecture: properties is a leaf).
+// package (docs/architecture.md, Packages: properties is a leaf).
 func TestLeafPackage(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	if err != nil {

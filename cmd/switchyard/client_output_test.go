@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestOutputContract checks what README.md promises about the client's
+// TestOutputContract checks what docs/usage.md promises about the client's
 // output: models prints a NAME STATUS URL table, describe "Label: value"
 // lines, register, scale and unregister one line; and with --json every
 // one of them prints JSON.
