@@ -176,11 +176,29 @@ def _announce(listener):
 
 
 def _exit_status(server, status):
-    """Returns status once the worker threads are done; ends at once if some still run."""
+    """Returns status once the worker threads are done; ends at once if some still run.
+
+    A thread the handler started and left running (an engine's loop, such as
+    transformers' continuous batching) would keep the interpreter from
+    exiting, so the worker then ends at once too.
+    """
     if server.busy():
         _log.warning("exiting with handler code still running")
-        logging.shutdown()
-        sys.stdout.flush()
-        os._exit(status)
+        _end(status)
     server.join()
+    if _lingering():
+        _log.debug("exiting with the handler's threads still running: %s", ", ".join(_lingering()))
+        _end(status)
     return status
+
+
+def _lingering():
+    """Returns the names of the threads that would keep the interpreter alive."""
+    me = threading.current_thread()
+    return [t.name for t in threading.enumerate() if t is not me and t.is_alive() and not t.daemon]
+
+
+def _end(status):
+    logging.shutdown()
+    sys.stdout.flush()
+    os._exit(status)

@@ -2,14 +2,15 @@
 
 The entry point is --entry-point, else the initialization property
 entryPoint (or entry_point), else model.py in the model folder; a folder
-with none of these gets the built-in generative handler, whose backend
-generative/backends.py chooses from option.rolling_batch. A name in BUILTIN
+with none of these gets the built-in Hugging Face handler (hf/handler.py),
+whose backend generative/backends.py chooses from option.rolling_batch. A name in BUILTIN
 picks a built-in handler; a name ending in .py is a file in the model
 folder, imported by path; anything else is a dotted module name.
 
-The loader is the one part of the runtime that imports the generative part:
-it asks generative.backends which entry point a folder gets. The generative
-part imports nothing of the loader (LoadError lives in djl.errors).
+The loader is the one part of the runtime that imports the generative and
+hf parts: it asks generative.backends which entry point a folder gets, and
+names hf.handler as the built-in one. Neither part imports the loader
+(LoadError lives in djl.errors).
 """
 
 import importlib
@@ -24,8 +25,9 @@ from .generative import backends
 DEFAULT_ENTRY_POINT = "model.py"
 DEFAULT_FUNCTION = "handle"
 
-# BUILTIN maps the entry point name of a built-in handler to its module.
-BUILTIN = {backends.GENERATIVE: "switchyard_runtime.generative.handler"}
+# BUILTIN maps the entry point name of a built-in handler to its module: every
+# name of backends.BUILTIN_NAMES means the Hugging Face handler.
+BUILTIN = {name: "switchyard_runtime.hf.handler" for name in backends.BUILTIN_NAMES}
 
 
 def entry_point(cli_value, props):

@@ -1,4 +1,4 @@
-"""The vllm backend of the generative handler, on the fake vllm package."""
+"""The vllm backend of the generative handler, on the vllm stand-in (tests/fakes/vllm)."""
 
 # These tests look inside the objects they check.
 # pylint: disable=protected-access
@@ -11,7 +11,7 @@ from switchyard_runtime.generative import vllm_backend
 from switchyard_runtime.generative.handler import Settings
 from switchyard_runtime.generative.outputs import Piece
 from tests.helpers import make_model, start_worker, stream_parts
-from tests.test_backends import FAKES, GPT2, REAL
+from tests.test_backends import FAKES, GPT2, REAL_VLLM
 
 TIMEOUT = 60  # a bound on waits so a broken runtime fails instead of hanging
 MAX_FRAMES = 100
@@ -62,7 +62,7 @@ class UnitTest(unittest.TestCase):
         self.assertIsInstance(deltas.pieces(Completion("Hello!", [1, 2, 3, 4, 5]))[0], Piece)
 
 
-@unittest.skipIf(REAL, "real backend packages are installed: %s" % REAL)
+@unittest.skipIf(REAL_VLLM, "a real vllm is installed; the stand-in plays it here")
 class VllmWorkerTest(unittest.TestCase):
     """Requests through the runtime to the built-in handler over the fake engine."""
 
@@ -73,7 +73,7 @@ class VllmWorkerTest(unittest.TestCase):
         resp = self.worker.init(rolling_batch="vllm", max_rolling_batch_size="4", model_name="tiny")
         self.assertEqual((resp.code, resp.props), (200, {
             "rolling_batch": "vllm", "context_length": "64", "supports_tools": "false", "max_choices": "1"}))
-        self.engine = self.worker.server.handler.module._service.backend.engine
+        self.engine = self.worker.server.handler.module._service.service.backend.engine
         self.addCleanup(self.engine.gate.release, 1000)
 
     def start(self, tid, body):

@@ -204,7 +204,8 @@ class WholeAnswerTest(unittest.TestCase):
             with self.subTest(name):
                 out = genoutput.whole_output(parse(body), self.result(), "m")
                 answer = json.loads(out.content.values[0])
-                self.assertEqual((out.code, out.properties), (200, {"content-type": "application/json"}))
+                want = {"content-type": "application/json", "x-switchyard-finish-reason": "eos"}
+                self.assertEqual((out.code, out.properties), (200, want))
                 self.assertEqual((answer["object"], answer["model"]), (kind, "m"))
         plain = json.loads(genoutput.whole_output(parse({"inputs": "x"}), self.result(), "m").content.values[0])
         self.assertEqual(plain, {"generated_text": "Hello!"})

@@ -1,9 +1,9 @@
 """The runtime's import directions, read from the source with ast.
 
-The runtime has three parts, wire, djl and generative, and imports point one
-way: generative -> djl -> wire. Of the modules outside the parts, only the
-loader imports generative, and no module imports itself back through a
-cycle, not even from inside a function.
+The runtime has four parts, wire, djl, generative and hf, and imports point
+one way: hf -> generative -> djl -> wire. Of the modules outside the parts,
+only the loader imports generative and hf, and no module imports itself back
+through a cycle, not even from inside a function.
 """
 
 import ast
@@ -19,9 +19,10 @@ ALLOWED = {
     "wire": {"wire"},
     "djl": {"djl", "wire"},
     "generative": {"generative", "djl", "wire"},
+    "hf": {"hf", "generative", "djl", "wire"},
 }
 
-# GENERATIVE_USERS are the modules outside the generative part that may import it.
+# GENERATIVE_USERS are the modules outside the generative and hf parts that may import them.
 GENERATIVE_USERS = {PACKAGE + ".loader"}
 
 
@@ -130,14 +131,14 @@ class LayersTest(unittest.TestCase):
                     self.assertIn(part_of(target), ALLOWED[part],
                                   "%s (part %s) may import only the parts %s" % (module, part, sorted(ALLOWED[part])))
 
-    def test_only_the_loader_imports_generative(self):
+    def test_only_the_loader_imports_generative_and_hf(self):
         for module, targets in sorted(self.edges.items()):
-            if part_of(module) == "generative" or module in GENERATIVE_USERS:
+            if part_of(module) in ("generative", "hf") or module in GENERATIVE_USERS:
                 continue
             for target in sorted(targets):
                 with self.subTest(module=module, imports=target):
-                    self.assertNotEqual(part_of(target), "generative",
-                                        "only %s may import the generative part" % sorted(GENERATIVE_USERS))
+                    self.assertNotIn(part_of(target), ("generative", "hf"),
+                                     "only %s may import the generative and hf parts" % sorted(GENERATIVE_USERS))
 
     def test_no_cycles(self):
         self.assertIsNone(cycle(self.edges))

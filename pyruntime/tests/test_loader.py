@@ -7,6 +7,9 @@ import unittest
 from switchyard_runtime import loader
 from tests.helpers import keep_import_state, make_model
 
+NO_MODEL = ("no model.py in {dir} and no option.entryPoint, and no Hugging Face model either "
+            "(config.json in the folder, or option.model_id naming a folder)")
+
 HANDLER = """
 def handle(inputs):
     return "from " + __name__
@@ -58,7 +61,7 @@ class LoadTest(unittest.TestCase):
 
     def test_failures(self):
         cases = [
-            ("missing model.py", {}, {}, loader.LoadError, "no model.py in {dir} and no option.entryPoint"),
+            ("missing model.py", {}, {}, loader.LoadError, NO_MODEL),
             ("missing named file", {}, {"entryPoint": "x.py"}, loader.LoadError,
              "entry point file not found: {dir}/x.py"),
             ("no handler function", {"model.py": "x = 1\n"}, {}, loader.LoadError,

@@ -6,6 +6,9 @@ import unittest
 
 from tests.helpers import ECHO_MODEL, make_model, start_worker
 
+NO_MODEL = ("no model.py in {dir} and no option.entryPoint, and no Hugging Face model either "
+            "(config.json in the folder, or option.model_id naming a folder)")
+
 
 class InitTest(unittest.TestCase):
     def test_loaded(self):
@@ -25,7 +28,8 @@ class InitTest(unittest.TestCase):
             ("syntax error", {"model.py": "def broken(:\n"}, {}, 500, "SyntaxError: invalid syntax"),
             ("missing module", {"model.py": "import tensorrt_llm_absent\n"}, {}, 500,
              "ModuleNotFoundError: No module named 'tensorrt_llm_absent'"),
-            ("missing model.py", {"README": "x"}, {}, 500, "no model.py in {dir} and no option.entryPoint"),
+            ("missing model.py", {"README": "x"}, {}, 500,
+             NO_MODEL),
             ("init raises", {"model.py": "def handle(inputs):\n    raise ValueError('no weights')\n"}, {}, 500,
              "ValueError: no weights"),
             ("init out of memory", {"model.py": "def handle(inputs):\n    raise MemoryError()\n"}, {}, 507,

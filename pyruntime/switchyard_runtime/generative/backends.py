@@ -10,9 +10,13 @@ handler (handler.py) with one of these backends:
   runtime has no engine for either: with the module present it says so.
 * auto: vllm when it imports and the model's architecture is one vLLM
   serves (..ForCausalLM, ..LMHeadModel, ..ForConditionalGeneration);
-  otherwise the model loads through the Accelerate path (disable).
-* disable: a transformers pipeline for option.task; without transformers
-  the folder needs a model.py.
+  otherwise transformers' own continuous batching for a causal LM
+  (..ForCausalLM, ..LMHeadModel: mode "transformers"), and for any other
+  architecture the plain transformers path (disable), as DJL's "Accelerate
+  path" (its log line says so).
+* disable: the Hugging Face handler on transformers (hf/): a pipeline or
+  the model itself per task, model.generate for a causal LM; without
+  transformers the folder needs a model.py.
 * scheduler: the folder's model.py does continuous batching itself.
 
 The mode in use is written back into the initialization properties as
@@ -28,7 +32,13 @@ import os
 from ..djl.errors import LoadError
 
 GENERATIVE = "generative"
+# Entry point names that mean the built-in handler: switchyard's, the Hugging
+# Face handler's own name, and DJL's module for it.
+BUILTIN_NAMES = (GENERATIVE, "huggingface", "djl_python.huggingface")
 MODES = ("auto", "vllm", "trtllm", "lmi-dist", "disable", "scheduler")
+# The mode auto resolves to for a causal LM served by transformers' continuous batching.
+TRANSFORMERS = "transformers"
+CAUSAL_SUFFIXES = ("ForCausalLM", "LMHeadModel")
 ROLLING_BATCH = "rolling_batch"
 OPTIMIZED_SUFFIXES = ("ForCausalLM", "LMHeadModel", "ForConditionalGeneration")
 
@@ -71,7 +81,7 @@ def _check(mode, model_dir, props):
         importlib.import_module("vllm")
     elif mode in VENDOR_MODULES:
         vendor_backend(mode)
-    elif mode == "disable":
+    elif mode in ("disable", TRANSFORMERS):
         _need_transformers(model_dir, props)
     elif mode == "scheduler":
         raise LoadError("option.rolling_batch=scheduler needs the folder's own model.py (it does its own "
@@ -93,12 +103,14 @@ def vendor_backend(mode):
 
 
 def _need_transformers(model_dir, props):
+    if not props.get("model_id") and not os.path.isfile(os.path.join(model_dir or ".", "config.json")):
+        raise LoadError("no model.py in %s and no option.entryPoint, and no Hugging Face model either "
+                        "(config.json in the folder, or option.model_id naming a folder)" % model_dir)
     if importable("transformers"):
         return
-    if configured(props) is None:
-        raise LoadError("no model.py in %s and no option.entryPoint" % model_dir)
-    raise LoadError("no model.py in %s and transformers is not installed (rolling_batch=disable "
-                    "serves a transformers pipeline, or the folder's model.py)" % model_dir)
+    raise LoadError("no model.py in %s and transformers is not installed: the built-in Hugging Face handler "
+                    "serves the folder with transformers (install it, e.g. with a requirements.txt naming "
+                    "transformers and torch), or write a model.py" % model_dir)
 
 
 def importable(module):
@@ -112,14 +124,24 @@ def importable(module):
 
 
 def auto_mode(model_dir, props):
-    """Resolves auto: vllm for an architecture vLLM serves when vllm imports, else disable."""
+    """Resolves auto: vllm for an architecture vLLM serves when vllm imports, transformers'
+    continuous batching for another causal LM, else disable."""
     arch = architecture(model_dir, props)
-    if arch and arch.endswith(OPTIMIZED_SUFFIXES) and importable("vllm"):
+    optimized = bool(arch) and arch.endswith(OPTIMIZED_SUFFIXES)
+    if optimized and importable("vllm"):
         _log.info("rolling_batch=auto: %s loads with vllm", arch)
         return "vllm"
-    why = "vllm is not installed" if arch and arch.endswith(OPTIMIZED_SUFFIXES) else (
-        "architecture %s has no optimized inference" % (arch or "unknown"))
-    _log.info("rolling_batch=auto: %s; the model loads through the Accelerate path (rolling_batch=disable)", why)
+    if arch and arch.endswith(CAUSAL_SUFFIXES):
+        _log.info("rolling_batch=auto: %s loads with transformers' continuous batching (vllm is not installed)",
+                  arch)
+        return TRANSFORMERS
+    if optimized:
+        _log.info("rolling_batch=auto: %s is not a causal LM, and vllm is not installed; it loads with "
+                  "transformers (rolling_batch=disable)", arch)
+        return "disable"
+    _log.warning("rolling_batch=auto: the model architecture %s is not supported for optimized inference "
+                 "(only %s are); it loads through the plain transformers path (the Accelerate path) with "
+                 "rolling_batch=disable", arch or "(unknown)", ", ".join(OPTIMIZED_SUFFIXES))
     return "disable"
 
 
@@ -150,10 +172,10 @@ def resolve(model_dir, name, named, props):
     """Returns the entry point to load and records the rolling_batch mode in props.
 
     name is the entry point named (named is True) or else the default file,
-    model.py. The built-in generative handler is used when it is named, or
-    when nothing is named and the folder has no such file.
+    model.py. The built-in handler is used when it is named (by one of
+    BUILTIN_NAMES), or when nothing is named and the folder has no such file.
     """
-    if name == GENERATIVE or (not named and not os.path.isfile(os.path.join(model_dir or ".", name))):
+    if name in BUILTIN_NAMES or (not named and not os.path.isfile(os.path.join(model_dir or ".", name))):
         props[ROLLING_BATCH] = choose(model_dir, props)
         return GENERATIVE
     mode = custom_mode(props)

@@ -57,29 +57,32 @@ def tool_parser(props):
 
 
 def make_backend(settings):
-    """Returns the backend for settings.mode."""
+    """Returns the backend for settings.mode: vLLM's engine (the transformers
+    backends are the hf part's, which builds them itself)."""
     if settings.mode == "vllm":
         from .vllm_backend import VllmBackend
 
         return VllmBackend(settings)
-    if settings.mode == "disable":
-        from .hf_pipeline import PipelineBackend
-
-        return PipelineBackend(settings)
     raise RuntimeError("the generative handler has no backend for rolling_batch=%s" % settings.mode)
 
 
 class GenerativeService:
-    """GenerativeService answers one model's requests through its backend."""
+    """GenerativeService answers one model's requests through its backend.
 
-    def __init__(self):
+    make builds the backend from the Settings; a backend has answer(inputs,
+    whole) and caps, and may have answer_batch(items), which then answers a
+    dynamic batch in one go (one Output per item).
+    """
+
+    def __init__(self, make=make_backend):
+        self.make = make
         self.settings = None
         self.backend = None
 
     def initialize(self, props):
         """Loads the backend; returns the Output that declares its capabilities (none for other tasks)."""
         self.settings = Settings(props)
-        self.backend = make_backend(self.settings)
+        self.backend = self.make(self.settings)
         return genoutput.declare(self.backend.caps)
 
     def handle(self, inputs):
@@ -103,6 +106,8 @@ class GenerativeService:
             return genoutput.bad_request(exc)
 
     def _batch(self, items):
+        if hasattr(self.backend, "answer_batch"):
+            return genoutput.batch_output(self.backend.answer_batch(items))
         answers = [self._item(item) for item in items]
         if not any(inspect.isawaitable(a) for a in answers):
             return genoutput.batch_output(answers)

@@ -34,6 +34,10 @@ from .schemas import CHAT, COMPLETION, WARNING
 
 JSONLINES = "application/jsonlines"
 JSON = "application/json"
+# The property (an HTTP header of the answer) that names a whole answer's
+# finish reason, which the front-end counts per model (a stream's is in its
+# last line).
+FINISH_REASON = "x-switchyard-finish-reason"
 FINISH_REASONS = ("length", "stop", "eos", "tool_calls", "error", "canceled")
 NO_FINISH = "the generation ended without a finish reason"
 
@@ -380,8 +384,9 @@ def stream_output(request, events):
 
 
 def whole_output(request, result, model):
-    """Returns an Output holding the whole answer as JSON."""
+    """Returns an Output holding the whole answer as JSON, its finish reason as a property."""
     out = Output().add_property("content-type", JSON).add_as_json(answer_json(request, result, model))
+    out.add_property(FINISH_REASON, result.finish_reason)
     return _with_warnings(out, request)
 
 

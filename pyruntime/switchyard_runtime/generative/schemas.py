@@ -13,7 +13,8 @@ RequestError (answered with status 400) naming the field that is wrong.
   may be null) and a message with role "tool" answers one call by its
   "tool_call_id".
 * generation: {"inputs": "<prompt>", "parameters": {"max_new_tokens",
-  "temperature", "top_p", "do_sample", "stop", "seed", "details"}, "stream"}.
+  "temperature", "top_p", "do_sample", "stop" (or TGI's "stop_sequences"),
+  "seed", "details", "return_full_text"}, "stream"}.
 * completion (OpenAI's CompletionRequest): {"prompt": "<text>", "max_tokens",
   "temperature", "top_p", "stop", "stream", "seed"}.
 
@@ -125,6 +126,7 @@ class GenRequest:  # pylint: disable=too-many-instance-attributes  # one flat re
         self.seed = seed
         self.stream = stream
         self.details = details
+        self.return_full_text = None  # generation schema: parameters.return_full_text; None when not sent
         self.warnings = []
 
     def __repr__(self):
@@ -256,6 +258,8 @@ def _generation(obj, default_max):
     elif not isinstance(params, dict):
         raise RequestError("parameters must be an object, not %s" % _kind(params))
     sampling = _sampling(params, "parameters.")
+    if _has(params, "stop_sequences"):
+        sampling["stop"] = sampling.get("stop", []) + _stop(params["stop_sequences"], "parameters.stop_sequences")
     if _bool(params, "do_sample", "parameters.", None) is False:
         sampling["temperature"] = 0.0
     req = GenRequest(GENERATION, default_max, **sampling)
@@ -265,6 +269,7 @@ def _generation(obj, default_max):
     req.prompt = prompt
     req.stream = _bool(obj, "stream", "", False)
     req.details = _bool(params, "details", "parameters.", False)
+    req.return_full_text = _bool(params, "return_full_text", "parameters.", None)
     return req
 
 

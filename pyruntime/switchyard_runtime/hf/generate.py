@@ -1,0 +1,221 @@
+"""rolling_batch=disable for a causal LM: model.generate per request or per dynamic batch.
+
+A dynamic batch (batch_size > 1) is one model.generate call over the
+left-padded prompts of every request that asks for the same generation
+settings (requests that differ are a call of their own), and each request
+is answered whole. A lone request that asks to stream gets one JSON line
+per token as the model produces them: generate runs on a thread and hands
+each new token to the stream through a streamer; a client that leaves
+stops the generation at the next token.
+
+Answers follow the request's schema (chat, completion, generation). A
+generation request ({"inputs", "parameters"}) answered whole gets what
+DJL's Hugging Face handler and transformers' text-generation pipeline give:
+[{"generated_text": <prompt + continuation>}], the prompt left out with
+parameters.return_full_text=false.
+"""
+
+import queue
+import threading
+
+from ..djl.outputs import Output
+from ..generative import outputs as genoutput
+from ..generative.schemas import GENERATION, RequestError, fit_context, parse_input
+from .causal import PieceMaker
+
+
+class Prepared:
+    """Prepared is one checked request with its prompt, ready to generate."""
+
+    __slots__ = ("req", "text", "ids", "key")
+
+    def __init__(self, req, text, ids):
+        self.req = req
+        self.text = text
+        self.ids = ids
+        self.key = (req.max_new_tokens, req.temperature, req.top_p, req.seed, tuple(req.stop))
+
+
+class GenerateBackend:
+    """GenerateBackend serves a causal LM with model.generate (rolling_batch=disable)."""
+
+    def __init__(self, model, settings, caps):
+        self.model = model
+        self.settings = settings
+        self.caps = caps
+        self.calls = 0  # generate calls made, for the log and the tests
+
+    def prepare(self, inputs):
+        """Returns the Prepared request of one Input; raises RequestError for a bad one."""
+        req = parse_input(inputs, "disable", self.settings.default_max, self.caps)
+        text, ids = self.model.prompt(req)
+        fit_context(req, len(ids), self.caps.context_length)
+        return Prepared(req, text, ids)
+
+    def answer(self, inputs, whole=False):
+        """Returns the Output of one request."""
+        p = self.prepare(inputs)
+        if p.req.stream and not whole:
+            return genoutput.stream_output(p.req, self.stream(p))
+        return self.whole(p, self.generate([p])[0])
+
+    def answer_batch(self, items):
+        """Returns one whole Output per request of a dynamic batch."""
+        outs, groups = [None] * len(items), {}
+        for i, item in enumerate(items):
+            try:
+                p = self.prepare(item)
+            except RequestError as exc:
+                outs[i] = genoutput.bad_request(exc)
+                continue
+            groups.setdefault(p.key, []).append((i, p))
+        for members in groups.values():
+            try:
+                results = self.generate([p for _, p in members])
+            except Exception as exc:
+                for i, _ in members:
+                    outs[i] = genoutput.failed(exc)
+                continue
+            for (i, p), events in zip(members, results):
+                outs[i] = self.whole(p, events)
+        return outs
+
+    def whole(self, p, events):
+        """Returns the whole answer of one request from its events."""
+        result = genoutput.collect(events)
+        if p.req.kind != GENERATION:
+            return genoutput.whole_output(p.req, result, self.settings.model_name)
+        if result.finish_reason == "error":
+            raise RuntimeError(result.error or "generation failed")
+        text = p.text + result.text if p.req.return_full_text is not False else result.text
+        answer = {"generated_text": text}
+        if p.req.details:
+            answer["details"] = {"finish_reason": result.finish_reason, "generated_tokens": result.completion_tokens,
+                                 "prompt_tokens": result.prompt_tokens}
+        out = Output().add_property("content-type", genoutput.JSON).add_as_json([answer])
+        out.add_property(genoutput.FINISH_REASON, result.finish_reason)
+        for warning in p.req.warnings:
+            out.add_property(genoutput.WARNING, warning)
+        return out
+
+    def kwargs(self, p):
+        """Returns model.generate's keywords for a request."""
+        req = p.req
+        kwargs = {"max_new_tokens": req.max_new_tokens, "do_sample": req.temperature > 0,
+                  "pad_token_id": self.model.tokenizer.pad_token_id}
+        if req.temperature > 0:
+            kwargs.update(temperature=req.temperature, top_p=req.top_p)
+        if req.stop:
+            kwargs.update(stop_strings=list(req.stop), tokenizer=self.model.tokenizer)
+        return kwargs
+
+    def generate(self, prepared, streamer=None, stopping=None):
+        """Runs one model.generate over the prompts; returns each one's events."""
+        import torch
+        import transformers
+
+        first = prepared[0]
+        if first.req.seed is not None:
+            transformers.set_seed(first.req.seed)
+        batch = self.model.tokenizer.pad({"input_ids": [p.ids for p in prepared]}, return_tensors="pt")
+        batch = {k: v.to(self.model.device) for k, v in batch.items()}
+        extra = {}
+        if stopping is not None:
+            extra["stopping_criteria"] = transformers.StoppingCriteriaList([stopping])
+        with torch.no_grad():
+            out = self.model.model.generate(**batch, **self.kwargs(first), streamer=streamer, **extra)
+        self.calls += 1
+        width = batch["input_ids"].shape[1]
+        return [self._events(p, out[row, width:].tolist()) for row, p in enumerate(prepared)]
+
+    def _events(self, p, ids):
+        ids = trim(ids, self.model)
+        maker = PieceMaker(self.model, p.req, len(p.ids))
+        events = []
+        for token_id in ids:
+            events.extend(maker.add(token_id))
+            if maker.stopped:
+                break
+        return events + maker.done()
+
+    def stream(self, p):
+        """Yields the events of one request as the model produces its tokens."""
+        tokens = queue.Queue()
+        cancel = threading.Event()
+        streamer = _QueueStreamer(tokens)
+        stopping = _Cancel(cancel)
+        error = []
+
+        def run():
+            try:
+                self.generate([p], streamer=streamer, stopping=stopping)
+            except Exception as exc:
+                error.append(exc)
+            finally:
+                tokens.put(None)
+
+        thread = threading.Thread(target=run, name="switchyard-generate", daemon=True)
+        thread.start()
+        try:
+            yield from self._stream_events(p, tokens, error)
+        finally:
+            cancel.set()
+            thread.join()
+
+    def _stream_events(self, p, tokens, error):
+        maker = PieceMaker(self.model, p.req, len(p.ids))
+        while True:
+            token_id = tokens.get()
+            if token_id is None:
+                break
+            if token_id == self.model.tokenizer.pad_token_id and token_id not in self.model.eos_ids:
+                continue
+            yield from maker.add(token_id)
+            if maker.stopped:
+                break
+        if error:
+            raise error[0]
+        yield from maker.done()
+
+
+def trim(ids, model):
+    """Returns generated ids up to and including the first end token (the rest is padding)."""
+    for i, token_id in enumerate(ids):
+        if token_id in model.eos_ids:
+            return ids[:i + 1]
+    return ids
+
+
+class _QueueStreamer:
+    """_QueueStreamer is a transformers streamer that queues each new token id.
+
+    generate() calls put() with the prompt first (skipped), then with each
+    new token, and end() when it is done.
+    """
+
+    def __init__(self, tokens):
+        self.tokens = tokens
+        self.prompt_seen = False
+
+    def put(self, value):
+        """Queues the new token ids (after the prompt)."""
+        if not self.prompt_seen:
+            self.prompt_seen = True
+            return
+        for token_id in value.reshape(-1).tolist():
+            self.tokens.put(int(token_id))
+
+    def end(self):
+        """Marks the end; the generating thread queues the end itself."""
+
+
+class _Cancel:
+    """_Cancel is a stopping criterion that ends generation once cancel is set."""
+
+    def __init__(self, cancel):
+        self.cancel = cancel
+
+    def __call__(self, input_ids, scores, **kwargs):
+        import torch
+
+        return torch.full((input_ids.shape[0],), self.cancel.is_set(), dtype=torch.bool, device=input_ids.device)

@@ -1,0 +1,93 @@
+"""The built-in Hugging Face handler: a model folder with no model.py.
+
+As with DJL's djl_python.huggingface, a folder whose serving.properties
+names a model (option.model_id, or config.json in the folder itself) and a
+task (option.task, or the task of its architecture) is served without a
+handler of its own:
+
+* text-generation (a causal LM): the generative schemas (chat, completion,
+  generation) with streaming, on the backend that option.rolling_batch
+  chose (generative.backends): vllm (vLLM's engine), transformers
+  (transformers' continuous batching, what auto gives a causal LM without
+  vLLM) or disable (model.generate per request or per dynamic batch);
+* every other task (text-classification, token-classification,
+  feature-extraction, fill-mask, question-answering, text2text-generation,
+  ...): tasks.TaskService, one model call per batch.
+
+The answer to the initialization call declares a generative model's
+capabilities (context length, tools). The model never comes from the
+network (loading.offline).
+"""
+
+import logging
+import os
+
+from ..djl.outputs import Output
+from ..generative.handler import GenerativeService, make_backend
+from ..generative.schemas import Capabilities
+from . import loading, tasks
+
+GENERATIVE_TASKS = ("text-generation",)
+
+_log = logging.getLogger("switchyard.hf")
+
+
+def transformers_backend(settings):
+    """Returns the generative backend of a causal LM for settings.mode."""
+    if settings.mode == "vllm":
+        return make_backend(settings)
+    from .causal import CausalModel
+
+    model = CausalModel(loading.model_folder(settings.model_dir, settings.props), settings.props)
+    caps = Capabilities(model.context_length, tools=settings.tool_parser is not None)
+    if settings.mode == "transformers":
+        from .continuous import ContinuousBackend
+
+        return ContinuousBackend(model, settings, caps)
+    if settings.mode == "disable":
+        from .generate import GenerateBackend
+
+        return GenerateBackend(model, settings, caps)
+    raise RuntimeError("the Hugging Face handler has no backend for rolling_batch=%s" % settings.mode)
+
+
+class HuggingFaceService:
+    """HuggingFaceService serves one model folder: a generative model or another task."""
+
+    def __init__(self):
+        self.service = None  # a GenerativeService or a tasks.TaskService
+        self.task = None
+
+    def initialize(self, props):
+        """Loads the model; returns the initialization answer."""
+        loading.offline()
+        model_dir = os.path.abspath(props.get("model_dir") or os.getcwd())
+        folder = loading.model_folder(model_dir, props)
+        config = loading.read_config(folder)
+        self.task = loading.task_of(props, config)
+        mode = props.get("rolling_batch") or "disable"
+        _log.info("serving %s (%s) as %s with transformers, rolling_batch=%s", folder,
+                  loading.architecture(config) or "no architecture", self.task, mode)
+        if self.task in GENERATIVE_TASKS:
+            self.service = GenerativeService(transformers_backend)
+            return self.service.initialize(props)
+        kwargs = loading.load_kwargs(props)
+        self.service = tasks.TaskService(self.task, tasks.build(self.task, folder, loading.device(props), kwargs))
+        return Output()
+
+    def handle(self, inputs):
+        """Answers one request or a dynamic batch; initializes on the empty input."""
+        if inputs.is_empty():
+            return self.initialize(inputs.get_properties())
+        if self.service is None:
+            raise RuntimeError("the Hugging Face handler is not initialized")
+        return self.service.handle(inputs)
+
+
+_service = HuggingFaceService()
+
+
+def handle(inputs):
+    """handle is the entry point the runtime calls for every request."""
+    return _service.handle(inputs)
+
