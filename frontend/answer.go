@@ -44,6 +44,9 @@ func (s *Server) answer(ctx *fasthttp.RequestCtx, job *batching.Job, sh *shape) 
 		w.model = sh.model
 		return false, w
 	}
+	if resp.Stream == nil {
+		s.met.finished(sh.model, propValue(resp.Props, propFinishReason))
+	}
 	switch {
 	case resp.Stream == nil && sh.api >= apiSageMaker:
 		return false, writeAWSAnswer(ctx, code, resp, sh)
@@ -304,6 +307,7 @@ type streamBody struct {
 	stream *message.Stream
 	job    *batching.Job // canceled at Close
 	framer framer
+	tap    finishTap
 	watch  *peerWatch
 	model  string
 	code   int
@@ -342,6 +346,7 @@ func (b *streamBody) frame(chunk []byte, err error) {
 		b.rest, b.ended = b.framer.end(), true
 		return
 	}
+	b.tap.feed(chunk)
 	b.rest = b.framer.chunk(chunk)
 }
 
@@ -393,6 +398,7 @@ func (b *streamBody) Close() error {
 		code = statusClientClosed
 	}
 	b.srv.met.observe(b.model, code, time.Since(b.start))
+	b.srv.met.finished(b.model, b.tap.reason)
 	if b.err != nil && code != statusClientClosed {
 		b.srv.log.Warn("streamed answer broken off", zap.String("request_id", b.id), zap.Error(b.err))
 	}

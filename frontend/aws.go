@@ -302,6 +302,8 @@ const maxFolded = 16 << 20
 func (s *Server) foldConverse(ctx *fasthttp.RequestCtx, job *batching.Job, resp *message.Response, sh *shape) error {
 	r := &replyFolder{}
 	r.gen.sink = r
+	var tap finishTap
+	defer func() { s.met.finished(sh.model, tap.reason) }()
 	for read := 0; read < maxFolded; {
 		chunk, err := resp.Stream.Next(job.Context())
 		if errors.Is(err, io.EOF) {
@@ -311,6 +313,7 @@ func (s *Server) foldConverse(ctx *fasthttp.RequestCtx, job *batching.Job, resp 
 			return err
 		}
 		read += len(chunk)
+		tap.feed(chunk)
 		r.gen.feed(chunk)
 	}
 	r.gen.end()

@@ -13,9 +13,10 @@ import (
 // model's children of the two vectors are kept, so that counting a request
 // takes no label lookup in them.
 type metrics struct {
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
-	models   sync.Map // model name → *modelSeries
+	requests    *prometheus.CounterVec
+	duration    *prometheus.HistogramVec
+	generations *prometheus.CounterVec
+	models      sync.Map // model name → *modelSeries
 }
 
 // modelSeries are one model's children of the vectors.
@@ -38,8 +39,13 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help:    "Time from a request's arrival to its last byte handed to the HTTP server, by model.",
 			Buckets: durationBuckets,
 		}, []string{"model"}),
+		generations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchyard_generations_total",
+			Help: "Generations that ended, by model and finish reason: length is an answer cut off at its " +
+				"token limit (max_tokens, max_new_tokens), stop a stop string, eos the model's end token.",
+		}, []string{"model", "finish_reason"}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.duration} {
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.generations} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("frontend: register metrics: %w", err)
 		}
@@ -58,6 +64,15 @@ func (m *metrics) observe(model string, code int, d time.Duration) {
 	c.(prometheus.Counter).Inc()
 }
 
+// finished counts one generation of model that ended with reason (as the
+// worker names it: length, stop, eos, tool_calls, error, canceled).
+func (m *metrics) finished(model, reason string) {
+	if reason == "" {
+		return
+	}
+	m.generations.WithLabelValues(model, reason).Inc()
+}
+
 // series returns model's children, made on its first request.
 func (m *metrics) series(model string) *modelSeries {
 	if ms, ok := m.models.Load(model); ok {
@@ -73,6 +88,7 @@ func (m *metrics) forget(model string) {
 	l := prometheus.Labels{"model": model}
 	m.requests.DeletePartialMatch(l)
 	m.duration.DeletePartialMatch(l)
+	m.generations.DeletePartialMatch(l)
 }
 
 // codeLabels holds the label text of every status code, so that counting

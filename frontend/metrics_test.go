@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/message"
 )
 
 func TestMetrics(t *testing.T) {
@@ -62,5 +63,63 @@ func TestMetricsRegistrationConflict(t *testing.T) {
 	}
 	if _, err := New(Config{InferenceAddr: "127.0.0.1:0", ManagementAddr: "127.0.0.1:0", Registry: reg}, newFake()); err == nil {
 		t.Error("a second server registered the same collectors")
+	}
+}
+
+// TestGenerationMetrics counts the finish reason of whole answers (the
+// worker's x-switchyard-finish-reason property) and of streams (their last
+// JSON line), per model.
+func TestGenerationMetrics(t *testing.T) {
+	f := newFake("m")
+	ts := startServer(t, f)
+	f.set(func(f *fakeModels) {
+		f.respond = func(_ string, j *batching.Job) {
+			reason := string(j.Input.Content[0].Value)
+			if reason == "stream" {
+				s := message.NewStream()
+				s.Push([]byte(`{"token":{"id":1,"text":"a"}}` + "\n"))
+				s.Push([]byte(`{"token":null,"generated_text":"a","finish_reason":"length"}` + "\n"))
+				s.Close(nil)
+				j.Finish(&message.Response{Code: 200, Props: []message.Prop{{Key: "content-type", Value: "application/jsonlines"}}, Stream: s})
+				return
+			}
+			j.Finish(&message.Response{Code: 200, Body: []byte(`{}`), Props: []message.Prop{{Key: propFinishReason, Value: reason}}})
+		}
+	})
+	for _, body := range []string{"length", "eos", "length", "stream", ""} {
+		if resp, b := ts.do(t, "POST", ts.inf+"/predictions/m", body, nil); resp.StatusCode != 200 {
+			t.Fatalf("%q: %d %s", body, resp.StatusCode, b)
+		}
+	}
+	want := map[string]float64{"length": 3, "eos": 1}
+	for reason, n := range want {
+		if got := testutil.ToFloat64(ts.met.generations.WithLabelValues("m", reason)); got != n {
+			t.Errorf("generations{model=m,finish_reason=%s} = %v, want %v", reason, got, n)
+		}
+	}
+	if n := testutil.CollectAndCount(ts.met.generations); n != 2 {
+		t.Errorf("%d generation series, want 2 (an answer without a reason counts nothing)", n)
+	}
+}
+
+func TestFinishTap(t *testing.T) {
+	tests := []struct {
+		chunks []string
+		want   string
+	}{
+		{[]string{`{"token":{"id":1,"text":"finish_reason"}}` + "\n", `{"token":null,"finish_reason":"stop"}` + "\n"}, "stop"},
+		{[]string{`{"token":null,"finish_reason":"length"}`}, "length"},
+		{[]string{"a\n", `{"finish_reason":"eos"}` + "\n" + `{"finish_reason":"length"}`}, "eos"},
+		{[]string{`not json "finish_reason"`}, ""},
+		{[]string{`{"token":{"id":1,"text":"x"}}`}, ""},
+	}
+	for _, tt := range tests {
+		var tap finishTap
+		for _, c := range tt.chunks {
+			tap.feed([]byte(c))
+		}
+		if tap.reason != tt.want {
+			t.Errorf("%q: reason %q, want %q", tt.chunks, tap.reason, tt.want)
+		}
 	}
 }
