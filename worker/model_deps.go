@@ -25,6 +25,20 @@ const (
 	pipTailLines     = 12
 )
 
+// needsInstall reports whether the model folder has a requirements.txt
+// that is not installed yet (pip will run before its first worker).
+func (m *Model) needsInstall() bool {
+	if _, err := os.Stat(filepath.Join(m.cfg.Dir, requirementsFile)); err != nil {
+		return false
+	}
+	key, err := depsKey(m.cfg.Dir)
+	if err != nil {
+		return true // prepareDeps reports the error
+	}
+	_, err = os.Stat(filepath.Join(m.reg.depsRoot(), m.name+"-"+key, ".complete"))
+	return err != nil
+}
+
 // prepareDeps installs the model folder's requirements.txt with pip into a
 // folder of its own, once per content of the requirements and wheels, and
 // puts that folder on the workers' path. A failed install fails the load

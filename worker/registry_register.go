@@ -97,7 +97,9 @@ func (r *Registry) drop(m *Model, why error) {
 // LoadStartup registers the models of load_models without waiting for them:
 // a model that fails becomes FAILED and the others go on. With
 // load_on_demand, a model that is not pinned is registered unloaded: it
-// loads on its first request.
+// loads on its first request. A model whose requirements.txt must be
+// installed first is registered PENDING and installs in the background, so
+// that the server answers (/ping 503, describe PENDING) while pip runs.
 func (r *Registry) LoadStartup(refs []properties.ModelRef) error {
 	reqs, err := startupRequests(refs)
 	if err != nil {
@@ -105,20 +107,34 @@ func (r *Registry) LoadStartup(refs []properties.ModelRef) error {
 	}
 	for _, req := range reqs {
 		m, err := r.prepare(req, true)
+		install := err == nil && m.needsInstall()
 		if err == nil {
-			err = r.admit(m, false)
+			err = r.admit(m, install)
 		}
 		if err != nil {
 			r.log.Error("model not loaded", zap.String("url", req.URL), zap.Error(err))
 			continue
 		}
-		if r.cfg.Server.LoadOnDemand && (m.cfg.Pinned == nil || !*m.cfg.Pinned) {
-			m.launchUnloaded(m.prepareLaunch())
+		if !install {
+			r.launchStartup(m)
 			continue
 		}
-		m.launch(m.prepareLaunch())
+		go func() {
+			defer r.bg.Done()
+			r.launchStartup(m)
+		}()
 	}
 	return nil
+}
+
+// launchStartup installs a startup model's requirements and launches it,
+// unloaded under load_on_demand unless it is pinned.
+func (r *Registry) launchStartup(m *Model) {
+	if r.cfg.Server.LoadOnDemand && (m.cfg.Pinned == nil || !*m.cfg.Pinned) {
+		m.launchUnloaded(m.prepareLaunch())
+		return
+	}
+	m.launch(m.prepareLaunch())
 }
 
 // startupRequests turns load_models into register requests. A model

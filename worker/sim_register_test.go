@@ -269,3 +269,40 @@ switchyard_worker_rss_bytes{model="m",worker="1"} 4.4040192e+07
 		}
 	}, func(c *Config) { c.Registerer = metrics })
 }
+
+// TestSimStartupInstallPending loads a startup model whose requirements.txt
+// pip is still installing: LoadStartup returns at once (so the listener
+// answers), the model is PENDING in /ping's view and in describe, and it
+// loads once pip is done.
+func TestSimStartupInstallPending(t *testing.T) {
+	var calls []pipCall
+	var release chan struct{} // made in the bubble, so that a pip waiting on it is durably blocked
+	simTest(t, func(t *testing.T, r *testRegistry, w *fakeWorld) {
+		dir := r.model(t, "deps", "minWorkers=1", "maxWorkers=1")
+		if err := os.WriteFile(filepath.Join(dir, "requirements.txt"), []byte("transformers\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.LoadStartup([]properties.ModelRef{{Name: "deps", Path: dir}}); err != nil {
+			t.Fatal(err)
+		}
+		settle()
+		if h := r.Health()["deps"]; !h.StartupLoading || h.Status != api.StatusPending {
+			t.Errorf("while pip runs: health %+v, want a PENDING startup model", h)
+		}
+		if st := r.status(t, "deps"); st != api.StatusPending || len(w.startsOf("deps")) != 0 {
+			t.Errorf("while pip runs: %s with %d workers started, want PENDING and none", st, len(w.startsOf("deps")))
+		}
+		close(release)
+		advance(time.Minute)
+		if st := r.status(t, "deps"); st != api.StatusHealthy || len(calls) != 1 {
+			t.Errorf("after pip: %s after %d pip runs, want Healthy after one", st, len(calls))
+		}
+	}, func(c *Config) {
+		release = make(chan struct{})
+		installed := fakePip(&calls, "")
+		c.Pip = func(ctx context.Context, python, dir string, args []string) ([]byte, error) {
+			<-release
+			return installed(ctx, python, dir, args)
+		}
+	})
+}
