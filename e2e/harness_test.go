@@ -81,6 +81,7 @@ type Options struct {
 	Config map[string]string // more config.properties keys
 	Env    []string          // more environment
 	Shared bool              // one listener for inference and management
+	Args   []string          // more serve flags (--log-level debug)
 }
 
 // Server is a switchyard process started by a test.
@@ -102,7 +103,7 @@ func StartServer(t testing.TB, o Options) *Server {
 	s := &Server{t: t, log: &testutil.Buffer{}, exited: make(chan struct{})}
 	s.SocketDir = testutil.ShortDir(t)
 	conf := s.writeConfig(o)
-	s.cmd = exec.Command(binary, "serve", "--config", conf)
+	s.cmd = exec.Command(binary, append([]string{"serve", "--config", conf}, o.Args...)...)
 	s.cmd.Env = append(os.Environ(), o.Env...)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	if err := s.cmd.Start(); err != nil {
