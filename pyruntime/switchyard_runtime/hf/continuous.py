@@ -117,4 +117,3 @@ class ContinuousBackend:
     def close(self):
         """Stops the manager's thread."""
         self.manager.stop(block=True, timeout=5)
-

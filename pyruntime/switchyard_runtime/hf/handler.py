@@ -90,4 +90,3 @@ _service = HuggingFaceService()
 def handle(inputs):
     """handle is the entry point the runtime calls for every request."""
     return _service.handle(inputs)
-
