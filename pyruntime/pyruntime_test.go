@@ -314,6 +314,7 @@ func TestDefaultCacheDir(t *testing.T) {
 // worker has it.
 func TestPythonUnitTests(t *testing.T) {
 	python := testutil.Python(t)
+	fixtures := testutil.Fixtures(t, "qwen2-chat")
 	src, err := filepath.Abs(".")
 	if err != nil {
 		t.Fatal(err)
@@ -322,7 +323,7 @@ func TestPythonUnitTests(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, python, "-m", "unittest", "discover", "-s", "tests", "-t", ".")
 	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+src, "PYTHONDONTWRITEBYTECODE=1")
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+src, "PYTHONDONTWRITEBYTECODE=1", testutil.FixturesEnv+"="+fixtures)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {

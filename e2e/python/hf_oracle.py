@@ -62,22 +62,23 @@ def run_qa(req):
     """The best answer per {"question", "context"} input, read from the logits by brute force."""
     tok = transformers.AutoTokenizer.from_pretrained(req["folder"])
     model = transformers.AutoModelForQuestionAnswering.from_pretrained(req["folder"]).eval()
-    out = []
-    for item in req["inputs"]:
-        enc = tok(item["question"], item["context"], return_tensors="pt")
-        with torch.no_grad():
-            logits = model(**enc)
-        seq = enc.sequence_ids(0)
-        context = [i for i, s in enumerate(seq) if s == 1]
-        start = torch.softmax(logits.start_logits[0, context].double(), -1)
-        end = torch.softmax(logits.end_logits[0, context].double(), -1)
-        best = max(((float(start[a] * end[b]), a, b) for a in range(len(context)) for b in range(a, len(context))
-                    if b - a < 15), key=lambda x: x[0])
-        score, a, b = best
-        first = enc.word_to_chars(0, enc.word_ids(0)[context[a]], sequence_index=1).start
-        last = enc.word_to_chars(0, enc.word_ids(0)[context[b]], sequence_index=1).end
-        out.append({"score": score, "start": first, "end": last, "answer": item["context"][first:last]})
-    return out
+    return [best_span(tok, model, item["question"], item["context"]) for item in req["inputs"]]
+
+
+def best_span(tok, model, question, context):
+    """The span of context with the highest P(start) * P(end), widened to whole words."""
+    enc = tok(question, context, return_tensors="pt")
+    with torch.no_grad():
+        logits = model(**enc)
+    tokens = [i for i, s in enumerate(enc.sequence_ids(0)) if s == 1]
+    start = torch.softmax(logits.start_logits[0, tokens].double(), -1)
+    end = torch.softmax(logits.end_logits[0, tokens].double(), -1)
+    score, a, b = max(((float(start[a] * end[b]), a, b) for a in range(len(tokens)) for b in range(a, len(tokens))
+                       if b - a < 15), key=lambda x: x[0])
+    words = enc.word_ids(0)
+    first = enc.word_to_chars(0, words[tokens[a]], sequence_index=1).start
+    last = enc.word_to_chars(0, words[tokens[b]], sequence_index=1).end
+    return {"score": score, "start": first, "end": last, "answer": context[first:last]}
 
 
 def run_seq2seq(req):

@@ -121,7 +121,7 @@ class StopText:
     """StopText cuts generated text at the first stop string and keeps the stream clean of it.
 
     push() takes a token's text and returns the text that may go out now:
-    anything that could still be the start of a stop string is held back.
+    the end of the text that a stop string starts with is held back.
     Once a stop string is complete, stopped is set and nothing more goes out.
     """
 
@@ -143,7 +143,15 @@ class StopText:
         if stop is not None:
             self.stopped = stop
             return self._send(cut)
-        return self._send(max(self.sent, len(self.text) - self.longest + 1))
+        return self._send(len(self.text) - self._held())
+
+    def _held(self):
+        """Returns the length of the longest end of the text that a stop string starts with."""
+        for n in range(min(self.longest - 1, len(self.text)), 0, -1):
+            tail = self.text[-n:]
+            if any(s.startswith(tail) for s in self.stops):
+                return n
+        return 0
 
     def flush(self):
         """Returns what was held back, once generation ended without a stop string."""
@@ -152,8 +160,9 @@ class StopText:
         return self._send(len(self.text))
 
     def _send(self, upto):
+        upto = max(self.sent, upto)
         out = self.text[self.sent:upto]
-        self.sent = max(self.sent, upto)
+        self.sent = upto
         return out
 
 

@@ -35,6 +35,21 @@ class QuestionAnswering:
 
     def answer(self, question, context, opts):
         """Returns the best answer(s) of one question about one context."""
+        enc, start, end = self.logits(question, context, opts)
+        found = {}
+        for window in range(start.shape[0]):
+            for score, s, e in spans(start[window], end[window], context_mask(enc, window), opts):
+                key = char_span(enc, window, s, e, opts["align_to_words"])
+                found[key] = found.get(key, 0.0) + float(score)
+        best = sorted(found.items(), key=lambda kv: -kv[1])[:opts["top_k"]]
+        answers = [{"score": score, "start": span[0], "end": span[1], "answer": context[span[0]:span[1]]}
+                   for span, score in best]
+        if opts["top_k"] == 1:
+            return answers[0] if answers else {"score": 0.0, "start": 0, "end": 0, "answer": ""}
+        return answers
+
+    def logits(self, question, context, opts):
+        """Returns the encoding of the question and the context's windows, and their start and end logits."""
         import torch
 
         enc = self.tokenizer(question, context, truncation="only_second", max_length=opts["max_seq_len"],
@@ -43,20 +58,7 @@ class QuestionAnswering:
         feed = {k: enc[k].to(self.device) for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc}
         with torch.no_grad():
             out = self.model(**feed)
-        start = out.start_logits.float().cpu().numpy()
-        end = out.end_logits.float().cpu().numpy()
-        found = {}
-        for window in range(start.shape[0]):
-            for score, s, e in spans(start[window], end[window], context_mask(enc, window), opts):
-                first, last = char_span(enc, window, s, e, opts["align_to_words"])
-                key = (first, last)
-                found[key] = found.get(key, 0.0) + float(score)
-        best = sorted(found.items(), key=lambda kv: -kv[1])[:opts["top_k"]]
-        answers = [{"score": score, "start": first, "end": last, "answer": context[first:last]}
-                   for (first, last), score in best]
-        if opts["top_k"] == 1:
-            return answers[0] if answers else {"score": 0.0, "start": 0, "end": 0, "answer": ""}
-        return answers
+        return enc, out.start_logits.float().cpu().numpy(), out.end_logits.float().cpu().numpy()
 
 
 def options(params):
@@ -89,10 +91,10 @@ def spans(start, end, allowed, opts):
     scores = np.where(np.outer(allowed, allowed), scores, 0.0)
     flat = scores.ravel()
     want = min(flat.size, opts["top_k"] * 2 + 10)
+    width = scores.shape[1]
     for index in np.argsort(-flat, kind="stable")[:want]:
-        s, e = np.unravel_index(index, scores.shape)
         if flat[index] > 0:
-            yield flat[index], int(s), int(e)
+            yield flat[index], int(index // width), int(index % width)
 
 
 def probabilities(logits):

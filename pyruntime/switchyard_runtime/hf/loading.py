@@ -47,10 +47,15 @@ _log = logging.getLogger("switchyard.hf")
 
 
 def offline():
-    """Makes sure transformers and huggingface_hub never reach the network."""
+    """Makes sure transformers and huggingface_hub never reach the network, and
+    keeps their progress bars out of the worker's log."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    import transformers
+
+    transformers.utils.logging.disable_progress_bar()
 
 
 def model_folder(model_dir, props):
