@@ -53,7 +53,7 @@ func TestDocumentedExamples(t *testing.T) {
 		all = append(all, examples...)
 	}
 	s := StartServer(t, Options{Store: filepath.Join(root, "examples/models")})
-	s.WaitStatus(2*time.Minute, "Healthy", "langid", "langdetect", "chat")
+	s.WaitStatus(2*time.Minute, "Healthy", "langid", "langdetect", "chat", "minilm")
 	run := exampleRunner{root: root, srv: s}
 	ran := 0
 	for _, ex := range all {

