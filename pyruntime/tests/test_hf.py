@@ -105,6 +105,8 @@ class TaskInputTest(unittest.TestCase):
                 self.assertEqual((req.inputs, req.parameters), (inputs, params))
         plain = taskinput.parse(request("just text", "text/plain; charset=utf-8"), "fill-mask")
         self.assertEqual(plain.inputs, ["just text"])
+        octets = taskinput.parse(request('{"inputs": "x"}', "application/octet-stream"), "fill-mask")
+        self.assertEqual(octets.inputs, ["x"])
 
     def test_refused(self):
         cases = [
@@ -118,6 +120,8 @@ class TaskInputTest(unittest.TestCase):
             ("QA without context", '{"inputs": {"question": "q"}}', "application/json", "question-answering",
              "question and context"),
             ("an image", "x", "image/png", "text-classification", "Content-Type image/png is not served"),
+            ("octet-stream that is not JSON", "x", "application/octet-stream", "fill-mask",
+             "Content-Type application/octet-stream is not served"),
         ]
         for name, body, kind, task, want in cases:
             with self.subTest(name):

@@ -5,6 +5,9 @@
   "parameters") is the input, as DJL's question-answering requests send
   {"question", "context"}.
 * text/plain: the body is one text input.
+* any other type (application/octet-stream, which some clients send by
+  default, or curl's form type): read as JSON when it is a JSON object,
+  else refused.
 
 A request holds one input or a list of them; its answer is a list with one
 result per input (DJL slices one pipeline call over the whole batch, so a
@@ -42,10 +45,13 @@ def parse(inputs, task):
     kind = content_type(inputs)
     if kind.startswith("text/"):
         return TaskRequest(check_inputs([inputs.get_as_string()], task), {})
-    if kind and "json" not in kind:
-        raise RequestError("Content-Type %s is not served by the %s task: send application/json or text/plain"
-                           % (kind, task))
-    obj = decode_body(inputs.get_as_bytes())
+    try:
+        obj = decode_body(inputs.get_as_bytes())
+    except RequestError as exc:
+        if kind and "json" not in kind:
+            raise RequestError("Content-Type %s is not served by the %s task: send application/json or "
+                               "text/plain" % (kind, task)) from exc
+        raise
     params = obj.get("parameters")
     if params is None:
         params = {}
