@@ -44,8 +44,8 @@ func TestHFMatchesDJL(t *testing.T) {
 	ours := StartServer(t, Options{Store: store})
 	djl := StartServer(t, Options{Store: store, Config: map[string]string{"python_engine": engine}})
 	names := []string{"cls", "ner", "mlm", "gen", "minilm"}
-	ours.WaitStatus(loadLimit, api.StatusHealthy, names...)
-	djl.WaitStatus(loadLimit, api.StatusHealthy, names...)
+	ours.WaitStatus(hfLoadLimit, api.StatusHealthy, names...)
+	djl.WaitStatus(hfLoadLimit, api.StatusHealthy, names...)
 	t.Logf("DJL %s", djlsrc.Head(t, repo))
 	cases := []struct{ model, body string }{
 		{"cls", `{"inputs": "the chef cooked pasta with fresh herbs"}`},

@@ -35,7 +35,7 @@ func TestHFGenerate(t *testing.T) {
 	hfFolder(t, store, "qwen-cb", "engine=Python", "option.model_id="+folder)
 	hfFolder(t, store, "qwen-gen", "engine=Python", "option.model_id="+folder, "option.rolling_batch=disable")
 	s := StartServer(t, Options{Store: store})
-	s.WaitStatus(loadLimit, api.StatusHealthy, "qwen-cb", "qwen-gen")
+	s.WaitStatus(hfLoadLimit, api.StatusHealthy, "qwen-cb", "qwen-gen")
 	if rb := s.Describe("qwen-cb").RollingBatch; rb != "transformers" {
 		t.Errorf("qwen-cb runs rolling_batch %q, want transformers (auto without vLLM)", rb)
 	}

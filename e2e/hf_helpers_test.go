@@ -11,10 +11,15 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // hfOracle is the in-process oracle: transformers called by e2e/python/hf_oracle.py.
 const hfOracle = "python/hf_oracle.py"
+
+// hfLoadLimit bounds the wait for several transformers models to load at
+// once (each worker imports torch and transformers): a hang guard.
+const hfLoadLimit = 5 * time.Minute
 
 // hfFolder writes a Hugging Face model folder of the store as LMI users
 // deploy one: serving.properties alone.

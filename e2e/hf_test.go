@@ -39,7 +39,7 @@ func TestHFTasks(t *testing.T) {
 	hfFolder(t, store, "t5", "option.model_id="+absFixture(t, fx, "t5-small"))
 	hfFolder(t, store, "minilm", "option.model_id="+minilm, "option.task=feature-extraction")
 	s := StartServer(t, Options{Store: store})
-	s.WaitStatus(loadLimit, api.StatusHealthy, "cls", "ner", "mlm", "qa", "t5", "minilm")
+	s.WaitStatus(hfLoadLimit, api.StatusHealthy, "cls", "ner", "mlm", "qa", "t5", "minilm")
 
 	pipe := func(task, folder string, params map[string]any, inputs ...any) map[string]any {
 		return map[string]any{"kind": "pipeline", "task": task, "folder": folder, "inputs": inputs, "parameters": params}
@@ -174,7 +174,7 @@ func TestHFDebertaBatch(t *testing.T) {
 		"option.task=text-classification", "required_memory_mb=2048")
 	s := StartServer(t, Options{Store: store, Args: []string{"--log-level", "debug"},
 		Config: map[string]string{"batch_size": "8", "max_batch_delay": "60000"}})
-	s.WaitStatus(loadLimit, api.StatusHealthy, "deberta")
+	s.WaitStatus(hfLoadLimit, api.StatusHealthy, "deberta")
 	if !strings.Contains(s.Log(), "DebertaV2ForSequenceClassification is not supported for optimized inference") ||
 		!strings.Contains(s.Log(), "loads through the plain transformers path (the Accelerate path) with rolling_batch=disable") {
 		t.Errorf("no log line says the DeBERTa-v2 classifier loads through the plain transformers path:\n%s", s.Log())

@@ -15,6 +15,7 @@ the limit. With tool calls on, the tools go to the chat template and the
 calls in the text become tool_calls (see handler.py).
 """
 
+import inspect
 import uuid
 
 from . import outputs as genoutput
@@ -135,9 +136,11 @@ class VllmBackend:
         return await genoutput.arespond(req, events, self.settings.model_name)
 
     async def tokenizer(self):
-        """Returns the engine's tokenizer, asked for once."""
+        """Returns the engine's tokenizer, asked for once (get_tokenizer is a coroutine
+        before vLLM 0.3x and a plain call since)."""
         if self._tokenizer is None:
-            self._tokenizer = await self.engine.get_tokenizer()
+            tokenizer = self.engine.get_tokenizer()
+            self._tokenizer = await tokenizer if inspect.isawaitable(tokenizer) else tokenizer
         return self._tokenizer
 
     def sampling(self, req):

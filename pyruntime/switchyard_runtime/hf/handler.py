@@ -61,11 +61,15 @@ class HuggingFaceService:
     def initialize(self, props):
         """Loads the model; returns the initialization answer."""
         loading.offline()
+        mode = props.get("rolling_batch") or "disable"
+        if mode == "vllm":  # vLLM reads the model's files itself, and serves text generation
+            self.task = "text-generation"
+            self.service = GenerativeService(transformers_backend)
+            return self.service.initialize(props)
         model_dir = os.path.abspath(props.get("model_dir") or os.getcwd())
         folder = loading.model_folder(model_dir, props)
         config = loading.read_config(folder)
         self.task = loading.task_of(props, config)
-        mode = props.get("rolling_batch") or "disable"
         _log.info("serving %s (%s) as %s with transformers, rolling_batch=%s", folder,
                   loading.architecture(config) or "no architecture", self.task, mode)
         if self.task in GENERATIVE_TASKS:
