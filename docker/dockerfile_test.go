@@ -19,14 +19,20 @@ type image struct {
 }
 
 var images = []image{
-	{"Dockerfile", "debian:bookworm-slim", []string{"python3", "python3-numpy", "python3-pip", "tini", "python3-torch"}},
-	{"Dockerfile.gpu", "nvidia/cuda:", []string{"python3", "python3-numpy", "python3-pip", "tini"}},
+	{"Dockerfile", "debian:bookworm-slim", []string{"python3", "python3-venv", "tini"}},
+	{"Dockerfile.gpu", "nvidia/cuda:", []string{"python3", "python3-venv", "tini"}},
 }
 
-// Where the images put the server and the entrypoint.
+// Where the images put the server, the entrypoint and the workers' Python:
+// a virtual environment holding the project's pinned stack, whose
+// interpreter is the entrypoint's default python_executable, with the
+// requirement files it was filled from.
 const (
-	serverPath     = "/usr/local/bin/switchyard"
-	entrypointPath = "/usr/local/bin/switchyard-entrypoint"
+	serverPath      = "/usr/local/bin/switchyard"
+	entrypointPath  = "/usr/local/bin/switchyard-entrypoint"
+	venvDir         = "/opt/switchyard/venv"
+	imagePython     = venvDir + "/bin/python"
+	requirementsDir = "/opt/switchyard/requirements"
 )
 
 func TestDockerfiles(t *testing.T) {
@@ -60,6 +66,7 @@ func contractChecks(img image, d dockerfile) map[string]report {
 		"runtime base": checkBase(run, img.base),
 		"labels":       checkLabels(run),
 		"packages":     checkPackages(run, img.packages),
+		"stack":        checkStack(run),
 		"files":        checkFiles(run),
 		"entrypoint":   checkEntrypoint(run),
 		"user":         checkUser(run),
@@ -156,6 +163,69 @@ func checkPackages(s stage, packages []string) report {
 	return r
 }
 
+// stackArgs are the build arguments of the workers' stack, with the
+// defaults that give the pinned stack from PyPI.
+var stackArgs = map[string]string{"WITH_TRANSFORMERS": "true", "TORCH_INDEX_URL": ""}
+
+// stackInstall must all appear in the RUN that makes the virtual
+// environment: made from the image's python3, worker.txt installed against
+// the lock, torch alone from TORCH_INDEX_URL when it is set, and numpy alone
+// (at its pinned version) for WITH_TRANSFORMERS=false.
+var stackInstall = []string{
+	"req=" + requirementsDir,
+	`/usr/bin/python3 -m venv "$VIRTUAL_ENV"`,
+	`install -r "$req/worker.txt" -c "$req/constraints.txt"`,
+	`install --no-deps --index-url "$TORCH_INDEX_URL" -c "$req/constraints.txt" torch`,
+	`install -c "$req/constraints.txt" numpy`,
+	"$pip check",
+}
+
+// checkStack: the workers' Python is a virtual environment at venvDir,
+// first on PATH, filled from the copied requirements/worker.txt and
+// requirements/constraints.txt, with its build arguments declared (at their
+// defaults) before the RUN that reads them.
+func checkStack(s stage) report {
+	var r report
+	env := s.env()
+	if env["VIRTUAL_ENV"] != venvDir {
+		r.addf("ENV VIRTUAL_ENV=%q, want %s", env["VIRTUAL_ENV"], venvDir)
+	}
+	if !strings.HasPrefix(env["PATH"], venvDir+"/bin:") {
+		r.addf("ENV PATH=%q, want %s/bin first", env["PATH"], venvDir)
+	}
+	r = append(r, checkCopies(s, "requirements/worker.txt requirements/constraints.txt "+requirementsDir+"/")...)
+	install := stackRun(s)
+	if install == nil {
+		r.addf(`no RUN that makes the virtual environment ("-m venv")`)
+		return r
+	}
+	for _, want := range stackInstall {
+		if !strings.Contains(install.args, want) {
+			r.addf("the stack's RUN (line %d) lacks %q", install.line, want)
+		}
+	}
+	for arg, def := range stackArgs {
+		line, got := s.arg(arg)
+		switch {
+		case line == 0 || line > install.line:
+			r.addf("ARG %s not declared before line %d", arg, install.line)
+		case got != def:
+			r.addf("ARG %s defaults to %q, want %q", arg, got, def)
+		}
+	}
+	return r
+}
+
+// stackRun returns the RUN of s that makes the virtual environment, or nil.
+func stackRun(s stage) *instruction {
+	for _, in := range s.find("RUN") {
+		if strings.Contains(in.args, "-m venv") {
+			return &in
+		}
+	}
+	return nil
+}
+
 // checkFiles: the server from the builder, the entrypoint from docker/.
 func checkFiles(s stage) report {
 	return checkCopies(s, "--from=builder /out/switchyard "+serverPath, "--chmod=0755 docker/entrypoint.sh "+entrypointPath)
@@ -235,6 +305,41 @@ func TestDockerfileBuildersMatch(t *testing.T) {
 	}
 }
 
+// TestDockerfileStacksMatch: the two images install the workers' stack the
+// same way, from the ENV that names the virtual environment to the RUN that
+// fills it.
+func TestDockerfileStacksMatch(t *testing.T) {
+	want := stackPart(t, images[0].file)
+	if len(want) < 4 {
+		t.Fatalf("%s: the stack's instructions %v, want ENV, COPY, ARGs and RUN", images[0].file, want)
+	}
+	for _, img := range images[1:] {
+		if got := stackPart(t, img.file); !reflect.DeepEqual(got, want) {
+			t.Errorf("the stack of %s differs from %s's:\n%v\nwant\n%v", img.file, images[0].file, got, want)
+		}
+	}
+}
+
+// stackPart returns the runtime stage's instructions from ENV VIRTUAL_ENV
+// through the RUN that makes the environment, without their lines.
+func stackPart(t *testing.T, file string) []instruction {
+	t.Helper()
+	d := parseDockerfile(readFile(t, file))
+	var out []instruction
+	for _, in := range d.stages[len(d.stages)-1].body {
+		if len(out) == 0 && (in.cmd != "ENV" || !strings.Contains(in.args, "VIRTUAL_ENV=")) {
+			continue
+		}
+		in.line = 0
+		out = append(out, in)
+		if in.cmd == "RUN" && strings.Contains(in.args, "-m venv") {
+			return out
+		}
+	}
+	t.Fatalf("%s: no ENV VIRTUAL_ENV followed by the RUN that makes the environment", file)
+	return nil
+}
+
 func stripLines(s stage) stage {
 	s.body = slices.Clone(s.body)
 	for i := range s.body {
@@ -244,10 +349,11 @@ func stripLines(s stage) stage {
 }
 
 // TestDockerignore: each Dockerfile's ignore file keeps every file the
-// server's build reads (its Go files and embedded files, asked of go list)
-// and the entrypoint, and leaves out the repository's history and examples.
+// server's build reads (its Go files and embedded files, asked of go list),
+// the entrypoint and the requirement files of the workers' stack, and
+// leaves out the repository's history and examples.
 func TestDockerignore(t *testing.T) {
-	needed := append(buildInputs(t), "docker/entrypoint.sh")
+	needed := append(buildInputs(t), "docker/entrypoint.sh", "requirements/worker.txt", "requirements/constraints.txt")
 	dropped := []string{".git/HEAD", "examples/README.md", "e2e/doc.go", "pyruntime/__pycache__/x.pyc"}
 	var first []ignoreRule
 	for i, img := range images {

@@ -52,7 +52,7 @@ serve() {
 	find_config "$@"
 	listen_defaults
 	model_defaults
-	set_default python_executable /usr/bin/python3
+	set_default python_executable /opt/switchyard/venv/bin/python
 	set_default socket_dir /tmp
 	cache_default
 	if [ -n "${SWITCHYARD_CONFIG:-}" ]; then

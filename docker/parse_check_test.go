@@ -124,13 +124,14 @@ ENTRYPOINT /usr/local/bin/switchyard-entrypoint
 
 // TestChecksCatchABrokenDockerfile: every check finds its problem.
 func TestChecksCatchABrokenDockerfile(t *testing.T) {
-	img := image{file: "broken", base: "debian:bookworm-slim", packages: []string{"python3", "python3-pip"}}
+	img := image{file: "broken", base: "debian:bookworm-slim", packages: []string{"python3", "python3-venv"}}
 	want := map[string][]string{
 		"builder":      {"want golang:1.26-bookworm AS builder", "lack --platform=$BUILDPLATFORM"},
 		"go build":     {`lacks "CGO_ENABLED=1"`, `lacks "GOARCH=$TARGETARCH"`, "ARG TARGETARCH not declared"},
 		"runtime base": {`FROM "alpine"`},
 		"labels":       {"multi-models=\"false\"", "accept-bind-to-port=\"\"", "ARG GIT_COMMIT not declared", "ARG VERSION not declared"},
-		"packages":     {"installs no python3-pip"},
+		"packages":     {"installs no python3-venv"},
+		"stack":        {`ENV VIRTUAL_ENV=""`, "ENV PATH=", "no COPY requirements/worker.txt", "no RUN that makes the virtual environment"},
 		"files":        {"no COPY --from=builder", "no COPY --chmod=0755 docker/entrypoint.sh"},
 		"entrypoint":   {"is not the exec (JSON) form", "0 CMD instructions"},
 		"user":         {`USER "0:0"`},
@@ -149,6 +150,33 @@ func TestChecksCatchABrokenDockerfile(t *testing.T) {
 	}
 	if r := contractChecks(img, parseDockerfile("FROM a\n"))["stages"]; len(r) != 1 {
 		t.Errorf("a one-stage Dockerfile: %q, want one problem about the stages", r)
+	}
+}
+
+// TestStackCheckCatchesAWrongInstall: the stack check reads the RUN that
+// makes the virtual environment and the build arguments before it.
+func TestStackCheckCatchesAWrongInstall(t *testing.T) {
+	src := `FROM debian:bookworm-slim
+ENV VIRTUAL_ENV=/opt/switchyard/venv PATH=/usr/bin:/opt/switchyard/venv/bin
+COPY requirements/worker.txt requirements/constraints.txt /opt/switchyard/requirements/
+ARG WITH_TRANSFORMERS=false
+RUN python3 -m venv /opt/switchyard/venv && /opt/switchyard/venv/bin/pip install -r requirements/worker.txt
+ARG TORCH_INDEX_URL=""
+`
+	all := strings.Join(checkStack(parseDockerfile(src).stages[0]), "\n")
+	for _, w := range []string{
+		"want /opt/switchyard/venv/bin first",
+		`lacks "/usr/bin/python3 -m venv \"$VIRTUAL_ENV\""`,
+		`lacks "install -r \"$req/worker.txt\" -c \"$req/constraints.txt\""`,
+		`ARG WITH_TRANSFORMERS defaults to "false", want "true"`,
+		"ARG TORCH_INDEX_URL not declared before line 5",
+	} {
+		if !strings.Contains(all, w) {
+			t.Errorf("no problem mentioning %q; got:\n%s", w, all)
+		}
+	}
+	if strings.Contains(all, "VIRTUAL_ENV=") || strings.Contains(all, "no COPY") {
+		t.Errorf("problems with what is right:\n%s", all)
 	}
 }
 

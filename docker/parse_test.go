@@ -136,14 +136,34 @@ func (s stage) labels() map[string]string {
 	return out
 }
 
-// argLine returns the line of s's first ARG that declares name, or 0.
-func (s stage) argLine(name string) int {
-	for _, in := range s.find("ARG") {
-		if n, _, _ := strings.Cut(in.args, "="); n == name {
-			return in.line
+// env returns the key=value pairs of s's ENV instructions (the later of
+// two wins, as in the image), quotes removed.
+func (s stage) env() map[string]string {
+	out := map[string]string{}
+	for _, in := range s.find("ENV") {
+		for _, w := range splitWords(in.args) {
+			k, v, _ := strings.Cut(w, "=")
+			out[k] = v
 		}
 	}
-	return 0
+	return out
+}
+
+// argLine returns the line of s's first ARG that declares name, or 0.
+func (s stage) argLine(name string) int {
+	line, _ := s.arg(name)
+	return line
+}
+
+// arg returns the line of s's first ARG that declares name (0 when none)
+// and its default, quotes removed.
+func (s stage) arg(name string) (int, string) {
+	for _, in := range s.find("ARG") {
+		if n, def, _ := strings.Cut(in.args, "="); n == name {
+			return in.line, strings.Trim(def, `"`)
+		}
+	}
+	return 0, ""
 }
 
 // splitWords splits s at white space outside single or double quotes and

@@ -15,11 +15,9 @@ import (
 	"github.com/switchyard/switchyard/internal/testutil"
 )
 
-// The example model the contract tests serve, and the interpreter the
-// entrypoint gives the workers by default.
+// The example model the contract tests serve.
 const (
 	exampleModel = "../examples/models/langid"
-	imagePython  = "/usr/bin/python3"
 	germanText   = `{"inputs": "Das ist ein ganz gewöhnlicher deutscher Satz über das Wetter von morgen."}`
 )
 
@@ -39,24 +37,30 @@ type liveServer struct {
 	client *http.Client
 }
 
-// needServer skips in -short mode and when the image's interpreter is
-// missing here.
-func needServer(t *testing.T) {
+// needServer skips in -short mode and when the tests' interpreter (the
+// project's .venv, or $SWITCHYARD_TEST_PYTHON) is missing or lacks numpy,
+// which the example model imports. It returns that interpreter: the
+// image's, /opt/switchyard/venv/bin/python, is not on this machine.
+func needServer(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("-short: skipping a test with the real server and a Python worker")
 	}
-	if err := exec.Command(imagePython, "-c", "import numpy").Run(); err != nil {
-		t.Skipf("%s with numpy is not available: %v", imagePython, err)
+	python := testutil.Python(t)
+	if err := exec.Command(python, "-c", "import numpy").Run(); err != nil {
+		t.Skipf("%s with numpy is not available: %v", python, err)
 	}
+	return python
 }
 
 // startImage builds the server, puts it on the sandbox's PATH and runs
 // "entrypoint.sh serve" with env. The only settings the test adds are a
-// loopback address (tests listen on 127.0.0.1 only) and a socket folder
-// of its own; the management address is left to the entrypoint.
+// loopback address (tests listen on 127.0.0.1 only), a socket folder of its
+// own and the tests' interpreter in place of the image's; the management
+// address is left to the entrypoint.
 func startImage(t *testing.T, s *sandbox, env ...string) *liveServer {
 	t.Helper()
+	python := needServer(t)
 	buildServer(t, filepath.Join(s.vars["BIN"], "switchyard"))
 	script, err := filepath.Abs("entrypoint.sh")
 	if err != nil {
@@ -65,7 +69,8 @@ func startImage(t *testing.T, s *sandbox, env ...string) *liveServer {
 	l := &liveServer{t: t, out: &testutil.Buffer{}, done: make(chan struct{}),
 		url:    "http://127.0.0.1:" + testutil.FreePort(t),
 		client: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: upLimit}}
-	env = append(env, "SERVING_INFERENCE_ADDRESS="+l.url, "SERVING_SOCKET_DIR="+testutil.ShortDir(t))
+	env = append(env, "SERVING_INFERENCE_ADDRESS="+l.url, "SERVING_SOCKET_DIR="+testutil.ShortDir(t),
+		"SERVING_PYTHON_EXECUTABLE="+python)
 	l.cmd = exec.Command("sh", script, "serve")
 	l.cmd.Env, l.cmd.Dir = s.environ(env), s.base
 	l.cmd.Stdout, l.cmd.Stderr = l.out, l.out

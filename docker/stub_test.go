@@ -166,7 +166,7 @@ func served(store, load string) map[string]string {
 		"SERVING_MANAGEMENT_ADDRESS": "http://0.0.0.0:8080",
 		"SERVING_MODEL_STORE":        store,
 		"SERVING_LOAD_MODELS":        load,
-		"SERVING_PYTHON_EXECUTABLE":  "/usr/bin/python3",
+		"SERVING_PYTHON_EXECUTABLE":  imagePython,
 		"SERVING_SOCKET_DIR":         "/tmp",
 	}
 }
