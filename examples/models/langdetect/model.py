@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Language detection with langdetect.
 
-langdetect is Debian's package python3-langdetect, a Python port of Cybozu
+langdetect (PyPI's langdetect, pinned in requirements/) is a Python port of Cybozu
 Labs' language-detection (Apache-2.0). The trained language profiles ship
 with the package.
 
