@@ -132,6 +132,11 @@ def auto_mode(model_dir, props):
         _log.info("rolling_batch=auto: %s loads with vllm", arch)
         return "vllm"
     if arch and arch.endswith(CAUSAL_SUFFIXES):
+        if str(props.get("enable_lora") or "").strip().lower() == "true":
+            _log.info("rolling_batch=auto: %s serves LoRA adapters with model.generate and dynamic batching "
+                      "(rolling_batch=disable): transformers' continuous batching cannot run several adapters "
+                      "in one batch, and vllm is not installed", arch)
+            return "disable"
         _log.info("rolling_batch=auto: %s loads with transformers' continuous batching (vllm is not installed)",
                   arch)
         return TRANSFORMERS

@@ -127,6 +127,7 @@ class GenRequest:  # pylint: disable=too-many-instance-attributes  # one flat re
         self.stream = stream
         self.details = details
         self.return_full_text = None  # generation schema: parameters.return_full_text; None when not sent
+        self.adapter = None  # the LoRA adapter the body names ("adapters"); None for the base model
         self.warnings = []
 
     def __repr__(self):
@@ -163,14 +164,30 @@ def parse(body, rolling_batch=None, default_max=DEFAULT_MAX_TOKENS, caps=None):
     caps = caps or NO_CAPABILITIES
     obj = decode_body(body)
     if _has(obj, "messages"):
-        return _chat(obj, default_max, caps)
-    if _has(obj, "inputs"):
+        req = _chat(obj, default_max, caps)
+    elif _has(obj, "inputs"):
         if rolling_batch == "vllm":
             raise RequestError(RAW_STRING_REFUSED)
-        return _generation(obj, default_max)
-    if _has(obj, "prompt"):
-        return _completion(obj, default_max, caps)
-    raise RequestError("messages is required (a chat request), or inputs (a generation request)")
+        req = _generation(obj, default_max)
+    elif _has(obj, "prompt"):
+        req = _completion(obj, default_max, caps)
+    else:
+        raise RequestError("messages is required (a chat request), or inputs (a generation request)")
+    req.adapter = _adapter(obj)
+    return req
+
+
+def _adapter(obj):
+    """Returns the adapter DJL's "adapters" field names: a string, or a list of one ("" is the base)."""
+    value = obj.get("adapters")
+    if isinstance(value, list):
+        if len(value) != 1:
+            raise RequestError("adapters must name one adapter for the one input, not %d" % len(value),
+                               param="adapters")
+        value = value[0]
+    if value is not None and not isinstance(value, str):
+        raise RequestError("adapters must be a string, not %s" % _kind(value), param="adapters")
+    return value or None
 
 
 def fit_context(req, prompt_tokens, context_length):

@@ -8,6 +8,13 @@ per token as the model produces them: generate runs on a thread and hands
 each new token to the stream through a streamer; a client that leaves
 stops the generation at the next token.
 
+With option.enable_lora each request may name a LoRA adapter (the
+front-end's property "adapter", or the body's "adapters"): the requests of
+one call run with their own adapters in the same forward passes (PEFT's
+adapter_names; adapters.py puts them on the device first, at most
+max_loras at once, so a group that names more is split), and the answer
+reports the adapters loaded and evicted for it (ADAPTER_EVENTS).
+
 Answers follow the request's schema (chat, completion, generation). A
 generation request ({"inputs", "parameters"}) answered whole gets what
 DJL's Hugging Face handler and transformers' text-generation pipeline give:
@@ -21,43 +28,60 @@ import threading
 from ..djl.outputs import Output
 from ..generative import outputs as genoutput
 from ..generative.schemas import GENERATION, RequestError, fit_context, parse_input
+from .adapters import BASE, AdapterError
 from .causal import PieceMaker
+
+# The property of an answer that names the adapters loaded and evicted for
+# it ("loaded:a,evicted:b"), which the front-end counts and shows.
+ADAPTER_EVENTS = "x-switchyard-adapter-events"
 
 
 class Prepared:
     """Prepared is one checked request with its prompt, ready to generate."""
 
-    __slots__ = ("req", "text", "ids", "key")
+    __slots__ = ("req", "text", "ids", "key", "adapter")
 
-    def __init__(self, req, text, ids):
+    def __init__(self, req, text, ids, adapter=None):
         self.req = req
         self.text = text
         self.ids = ids
+        self.adapter = adapter or BASE
         self.key = (req.max_new_tokens, req.temperature, req.top_p, req.seed, tuple(req.stop))
 
 
 class GenerateBackend:
     """GenerateBackend serves a causal LM with model.generate (rolling_batch=disable)."""
 
-    def __init__(self, model, settings, caps):
+    def __init__(self, model, settings, caps, adapters=None):
         self.model = model
         self.settings = settings
         self.caps = caps
+        self.adapters = adapters  # an adapters.Adapters with option.enable_lora, else None
         self.calls = 0  # generate calls made, for the log and the tests
 
     def prepare(self, inputs):
         """Returns the Prepared request of one Input; raises RequestError for a bad one."""
         req = parse_input(inputs, "disable", self.settings.default_max, self.caps)
+        adapter = inputs.get_property("adapter") or req.adapter
+        if adapter and adapter != BASE:
+            if self.adapters is None:
+                raise RequestError("adapter %s: this model serves no adapters (option.enable_lora is off)" % adapter,
+                                   param="adapters")
+            self.adapters.get(adapter)
         text, ids = self.model.prompt(req)
         fit_context(req, len(ids), self.caps.context_length)
-        return Prepared(req, text, ids)
+        return Prepared(req, text, ids, adapter)
 
     def answer(self, inputs, whole=False):
         """Returns the Output of one request."""
-        p = self.prepare(inputs)
+        try:
+            p = self.prepare(inputs)
+        except AdapterError as exc:
+            return adapter_error(exc)
         if p.req.stream and not whole:
-            return genoutput.stream_output(p.req, self.stream(p))
-        return self.whole(p, self.generate([p])[0])
+            out = genoutput.stream_output(p.req, self.stream(p))
+            return self._with_events(out)
+        return self._with_events(self.whole(p, self.generate([p])[0]))
 
     def answer_batch(self, items):
         """Returns one whole Output per request of a dynamic batch."""
@@ -65,20 +89,48 @@ class GenerateBackend:
         for i, item in enumerate(items):
             try:
                 p = self.prepare(item)
+            except AdapterError as exc:
+                outs[i] = adapter_error(exc)
+                continue
             except RequestError as exc:
                 outs[i] = genoutput.bad_request(exc)
                 continue
             groups.setdefault(p.key, []).append((i, p))
-        for members in groups.values():
+        for members in (part for group in groups.values() for part in self.split(group)):
             try:
                 results = self.generate([p for _, p in members])
+            except AdapterError as exc:
+                results = [exc] * len(members)
             except Exception as exc:
-                for i, _ in members:
-                    outs[i] = genoutput.failed(exc)
-                continue
+                results = [genoutput.failed(exc)] * len(members)
             for (i, p), events in zip(members, results):
-                outs[i] = self.whole(p, events)
+                outs[i] = adapter_error(events) if isinstance(events, AdapterError) else (
+                    events if not isinstance(events, list) else self.whole(p, events))
+        self._with_events(next((o for o in outs if o is not None), None))
         return outs
+
+    def split(self, members):
+        """Splits a group so that no part names more adapters than fit on the device at once."""
+        if self.adapters is None:
+            return [members]
+        parts, names = [[]], set()
+        for member in members:
+            name = member[1].adapter
+            if name != BASE and name not in names and len(names) == self.adapters.max_loras:
+                parts.append([])
+                names = set()
+            if name != BASE:
+                names.add(name)
+            parts[-1].append(member)
+        return [part for part in parts if part]
+
+    def _with_events(self, out):
+        """Adds the adapter loads and evictions since the last answer to out."""
+        if out is not None and self.adapters is not None:
+            events = self.adapters.take_events()
+            if events:
+                out.add_property(ADAPTER_EVENTS, events)
+        return out
 
     def whole(self, p, events):
         """Returns the whole answer of one request from its events."""
@@ -109,8 +161,12 @@ class GenerateBackend:
             kwargs.update(stop_strings=list(req.stop), tokenizer=self.model.tokenizer)
         return kwargs
 
-    def generate(self, prepared, streamer=None, stopping=None):
-        """Runs one model.generate over the prompts; returns each one's events."""
+    def generate(self, prepared, streamer=None, stopping=None, ready=None):
+        """Runs one model.generate over the prompts; returns each one's events.
+
+        ready is with_adapters' answer for prepared, when the caller got it
+        already; otherwise the adapters are put on the device here.
+        """
         import torch
         import transformers
 
@@ -122,11 +178,22 @@ class GenerateBackend:
         extra = {}
         if stopping is not None:
             extra["stopping_criteria"] = transformers.StoppingCriteriaList([stopping])
+        model, more = ready if ready is not None else self.with_adapters(prepared)
+        extra.update(more)
         with torch.no_grad():
-            out = self.model.model.generate(**batch, **self.kwargs(first), streamer=streamer, **extra)
+            out = model.generate(**batch, **self.kwargs(first), streamer=streamer, **extra)
         self.calls += 1
         width = batch["input_ids"].shape[1]
         return [self._events(p, out[row, width:].tolist()) for row, p in enumerate(prepared)]
+
+    def with_adapters(self, prepared):
+        """Puts the adapters of prepared on the device; returns the model to generate with and its keywords."""
+        if self.adapters is None:
+            return self.model.model, {}
+        names = [p.adapter for p in prepared]
+        self.adapters.ensure(names)
+        model = self.adapters.generator()
+        return model, ({"adapter_names": names} if model is not self.model.model else {})
 
     def _events(self, p, ids):
         ids = trim(ids, self.model)
@@ -145,10 +212,11 @@ class GenerateBackend:
         streamer = _QueueStreamer(tokens)
         stopping = _Cancel(cancel)
         error = []
+        ready = self.with_adapters([p])  # here, not on the thread: the adapters change the model
 
         def run():
             try:
-                self.generate([p], streamer=streamer, stopping=stopping)
+                self.generate([p], streamer=streamer, stopping=stopping, ready=ready)
             except Exception as exc:
                 error.append(exc)
             finally:
@@ -219,3 +287,8 @@ class _Cancel:
         import torch
 
         return torch.full((input_ids.shape[0],), self.cancel.is_set(), dtype=torch.bool, device=input_ids.device)
+
+
+def adapter_error(exc):
+    """Returns the Output of a request whose adapter is unknown (404) or cannot be placed (507)."""
+    return genoutput.bad_request(exc)

@@ -47,8 +47,20 @@ def transformers_backend(settings):
     if settings.mode == "disable":
         from .generate import GenerateBackend
 
-        return GenerateBackend(model, settings, caps)
+        return GenerateBackend(model, settings, caps, lora(model, settings))
     raise RuntimeError("the Hugging Face handler has no backend for rolling_batch=%s" % settings.mode)
+
+
+def lora(model, settings):
+    """Returns the model's Adapters with option.enable_lora, its adapters/ folder registered; else None."""
+    if not loading.flag(settings.props, "enable_lora"):
+        return None
+    from .adapters import Adapters, startup_adapters
+
+    adapters = Adapters(model, settings.props)
+    for name, src in startup_adapters(settings.model_dir).items():
+        adapters.register(name, src)
+    return adapters
 
 
 class HuggingFaceService:
@@ -82,10 +94,52 @@ class HuggingFaceService:
     def handle(self, inputs):
         """Answers one request or a dynamic batch; initializes on the empty input."""
         if inputs.is_empty():
-            return self.initialize(inputs.get_properties())
+            out = self.initialize(inputs.get_properties())
+            adapters = self.adapters()
+            if adapters is not None:
+                out.add_property("adapters", adapters.listing())
+            return out
         if self.service is None:
             raise RuntimeError("the Hugging Face handler is not initialized")
         return self.service.handle(inputs)
+
+    def adapters(self):
+        """Returns the model's Adapters, or None without option.enable_lora."""
+        backend = getattr(self.service, "backend", None)
+        return getattr(backend, "adapters", None)
+
+    def manage(self, inputs, action):
+        """Registers, updates or unregisters an adapter (DJL's adapter messages); answers the listing."""
+        from .adapters import AdapterError
+
+        adapters = self.adapters()
+        if adapters is None:
+            return Output(400, "LoRA is not enabled: set option.enable_lora=true")
+        name = inputs.get_property("name")
+        pin = _tristate(inputs.get_property("pin"))
+        try:
+            if action == "register":
+                adapters.register(name, inputs.get_property("src"), pinned=bool(pin),
+                                  preload=_tristate(inputs.get_property("preload")) is not False)
+            elif action == "update":
+                adapters.update(name, pinned=pin, src=inputs.get_property("src") or None)
+            else:
+                adapters.unregister(name)
+        except AdapterError as exc:
+            return Output(exc.code, str(exc))
+        out = Output(200, "Adapter %s %sed" % (name, action if action != "update" else "updat"))
+        out.add_property("adapters", adapters.listing())
+        events = adapters.take_events()
+        if events:
+            out.add_property("x-switchyard-adapter-events", events)
+        return out
+
+
+def _tristate(value):
+    """Returns True, False or None (not given) for a "true"/"false" property."""
+    if value in (None, ""):
+        return None
+    return str(value).strip().lower() == "true"
 
 
 _service = HuggingFaceService()
@@ -94,3 +148,18 @@ _service = HuggingFaceService()
 def handle(inputs):
     """handle is the entry point the runtime calls for every request."""
     return _service.handle(inputs)
+
+
+def register_adapter(inputs):
+    """register_adapter is DJL's message that registers an adapter (properties name, src, pin, preload)."""
+    return _service.manage(inputs, "register")
+
+
+def update_adapter(inputs):
+    """update_adapter is DJL's message that changes an adapter's pin or folder."""
+    return _service.manage(inputs, "update")
+
+
+def unregister_adapter(inputs):
+    """unregister_adapter is DJL's message that removes an adapter."""
+    return _service.manage(inputs, "unregister")

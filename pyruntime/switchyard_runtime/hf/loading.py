@@ -142,9 +142,14 @@ def device(props):
     return "cuda:%d" % device_id if device_id >= 0 else "cpu"
 
 
+def flag(props, key):
+    """Reports whether the option key is "true"."""
+    return str(props.get(key) or "").strip().lower() == "true"
+
+
 def trust_remote_code(props):
     """Reports whether option.trust_remote_code is true."""
-    return str(props.get("trust_remote_code") or "").strip().lower() == "true"
+    return flag(props, "trust_remote_code")
 
 
 def load_kwargs(props):
