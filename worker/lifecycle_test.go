@@ -2,6 +2,7 @@ package worker
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -325,4 +326,64 @@ func TestLifecycleNames(t *testing.T) {
 	if got := (actFill | actStartScaler).String(); got != "fill start-scaler" {
 		t.Errorf("actions %q", got)
 	}
+}
+
+// TestLifecycleDiagram checks the diagram of docs/architecture.md
+// (Lifecycle of a model) against the table: one arrow per pair of phases
+// that some event moves between, labelled with those events in order;
+// drain, remove and the late launches (from phases other than pending and
+// blocked) are described there, not drawn.
+func TestLifecycleDiagram(t *testing.T) {
+	doc, err := os.ReadFile("../docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "## Lifecycle of a model")
+	_, block, _ := strings.Cut(section, "```mermaid\n")
+	block, _, _ = strings.Cut(block, "```")
+	var drawn []string
+	for _, line := range strings.Split(block, "\n") {
+		if line = strings.TrimSpace(line); strings.Contains(line, "-->") && !strings.HasPrefix(line, "[*]") {
+			drawn = append(drawn, line)
+		}
+	}
+	want := diagramArrows()
+	slices.Sort(drawn)
+	if !slices.Equal(drawn, want) {
+		t.Errorf("the diagram draws\n%s\nthe table has\n%s", strings.Join(drawn, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// diagramArrows are the arrows the table says the diagram has, sorted.
+func diagramArrows() []string {
+	var out []string
+	for p := range modelState(numPhases) {
+		var order []modelState
+		labels := map[modelState][]string{}
+		for _, r := range phaseRows(p) {
+			if r.next == p || isLaunch(r.on) && !p.in(stPending, stBlocked) {
+				continue
+			}
+			if labels[r.next] == nil {
+				order = append(order, r.next)
+			}
+			labels[r.next] = append(labels[r.next], r.on.String())
+		}
+		for _, next := range order {
+			slices.SortFunc(labels[next], func(a, b string) int { return slices.Index(eventNames[:], a) - slices.Index(eventNames[:], b) })
+			out = append(out, fmt.Sprintf("%s --> %s: %s", diagramID(p), diagramID(next), strings.Join(labels[next], ", ")))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// diagramID is a phase's name in the diagram: "loading-on-demand" is
+// loadingOnDemand.
+func diagramID(p modelState) string {
+	words := strings.Split(p.String(), "-")
+	for i := 1; i < len(words); i++ {
+		words[i] = strings.ToUpper(words[i][:1]) + words[i][1:]
+	}
+	return strings.Join(words, "")
 }
