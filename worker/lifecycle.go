@@ -19,13 +19,13 @@ type modelState uint8
 const (
 	stPending         modelState = iota // registered: its first load has not ended (requirements, then its minimum)
 	stBlocked                           // registered at startup, pinned to GPUs NVML cannot use: FAILED once launched
-	stLoading                           // loading again for a scale: revived from FAILED, or scaled while unloaded
+	stLoading                           // loading again for a scale: revived from FAILED, or scaled while unloaded or unloading
 	stLoadingOnDemand                   // loading for the requests that wait: no room (507) or no request leaves it unloaded
 	stReady                             // loaded; without a minimum it may hold no worker, and a request starts one
 	stUnloading                         // evicted: its workers leave; a request that came meanwhile loads it again after
 	stUnloadingReload                   // evicted, then scaled: it loads again once its workers have left
 	stUnloaded                          // registered without workers: its next request or scale loads it
-	stFailed                            // FAILED: retry_threshold failures in a row, or no memory for its first load; a scale revives it
+	stFailed                            // FAILED: retry_threshold failures in a row, every GPU down, or no memory for a load not on demand; a scale revives it
 	stBlockedFailed                     // FAILED for good (pinned to GPUs NVML cannot use): no scale revives it
 	stRemoved                           // unregistered, replaced, dropped or shut down
 

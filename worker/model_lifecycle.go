@@ -28,8 +28,8 @@ type cause struct {
 // fireLocked steps the model's lifecycle through ev and carries out the
 // actions and follow-ups. It reports whether anything changed: false when
 // the state refuses ev or ev does nothing there. m.mu is held; the caller
-// wakes everyone waiting for the model to change (changedLocked) once it
-// is done with the lock, as the model's other changes do.
+// wakes everyone waiting for the model to change (changedLocked) at the
+// end of its hold of the lock, as the model's other changes do.
 func (m *Model) fireLocked(ev modelEvent, c cause) bool {
 	if !acts(m.state, ev) {
 		return false
@@ -69,8 +69,8 @@ func (m *Model) applyRecord(a modelActs, c cause) {
 	}
 }
 
-// applyWorkers carries out the actions that stop workers or answer the
-// queue.
+// applyWorkers carries out the actions that log an unload, begin a load,
+// stop the workers or answer the queue.
 func (m *Model) applyWorkers(a modelActs, c cause) {
 	if a.has(actLogUnloaded) {
 		m.reg.log.Info("model unloaded", zap.String("model", m.name), zap.String("reason", m.lastUnload.Reason))
