@@ -301,7 +301,9 @@ func (w *run) leave() {
 	m := w.m
 	m.mu.Lock()
 	w.g.remove(w)
-	m.workerLeftLocked(w)
+	if m.slotsLocked() == 0 {
+		m.lastLeftLocked(w)
+	}
 	m.changedLocked()
 	m.mu.Unlock()
 	m.poke()

@@ -9,23 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/batching"
 	"github.com/switchyard/switchyard/properties"
-)
-
-// modelState is where a model is in its life.
-type modelState int
-
-const (
-	stateLoading   modelState = iota // workers starting: the first load, or a load on demand
-	stateReady                       // loaded
-	stateFailed                      // workers failed retry_threshold times in a row
-	stateRemoved                     // unregistered or shut down
-	stateUnloading                   // evicted: its workers are leaving; a request that comes meanwhile loads it again after
-	stateUnloaded                    // registered without workers: it loads on its next request (load_on_demand, or evicted)
 )
 
 // Model ties one registered model's configuration, queue and worker groups.
@@ -36,33 +22,28 @@ type Model struct {
 	cfg     *properties.Model
 	startup bool
 	needs   memoryNeeds // one worker's memory, by DJL's rules
-	blocked error       // why the model may never start (pinned to GPUs NVML cannot use)
 
 	ctx    context.Context // canceled when the model is removed
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // worker and scaler goroutines
 
-	mu         sync.Mutex
-	queue      *batching.Queue
-	state      modelState
-	loadedOnce bool   // the first load has finished: the model was ready or FAILED once
-	draining   error  // set by drain: the queue takes no new job, workers leave once it is empty
-	failures   int    // consecutive worker failures
-	lastErr    string // last failure, with the stderr tail
-	deps       string // folder of the model's pip requirements, if any
-	rolling    string // dispatch mode the workers report: "disable" or a rolling-batch backend
-	groups     []*group
-	workerSeq  int
-	changed    chan struct{} // closed and replaced whenever state or worker counts change
-	scaleReq   chan struct{}
+	mu        sync.Mutex
+	queue     *batching.Queue
+	state     modelState // where the model is in its life (lifecycle.go): set by prepare, then changed only by fireLocked
+	failures  int        // consecutive worker failures
+	lastErr   string     // last failure, with the stderr tail
+	deps      string     // folder of the model's pip requirements, if any
+	rolling   string     // dispatch mode the workers report: "disable" or a rolling-batch backend
+	groups    []*group
+	workerSeq int
+	changed   chan struct{} // closed and replaced whenever state or worker counts change
+	scaleReq  chan struct{}
 
 	// gen is what the handler declared it can honour (guarded by mu); nil
 	// when no worker declared anything.
 	gen *api.Generation
 
 	// Residency, guarded by mu (see model_residency.go).
-	onDemand    bool        // the load under way was asked for by a request: a 507 answers the requests and the model stays unloaded
-	reload      bool        // a scale came while the model was unloading: it loads again once its workers have gone
 	loadBegan   time.Time   // when the load under way began: a worker started while the model had none; zero when none runs
 	readyAt     time.Time   // when the model's last load ended
 	lastUnload  *api.Unload // when and why its workers last went away while it stayed registered
@@ -117,7 +98,7 @@ func (m *Model) setRolling(mode string) {
 func (m *Model) status() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if word := m.stateWordLocked(); word != api.StatusReady {
+	if word := m.state.word(); word != api.StatusReady {
 		return word
 	}
 	if !m.minimumLiveLocked() {
@@ -131,74 +112,46 @@ func (m *Model) status() string {
 func (m *Model) listStatus() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.stateWordLocked()
+	return m.state.word()
 }
 
-// stateWordLocked is DJL's word for the model's state; m.mu is held.
-func (m *Model) stateWordLocked() string {
-	switch m.state {
-	case stateLoading, stateUnloading, stateUnloaded:
-		return api.StatusPending
-	case stateFailed:
-		return api.StatusFailed
-	}
-	return api.StatusReady
-}
-
-// workerReady notes a worker of g that loaded: its device is up, it ends a
-// load and resets the failure count.
+// workerReady notes a worker of g that loaded: its device is up, the
+// model is ready once every group has its minimum (evMinimumLive), and the
+// worker resets the failure count and ends a load (evWorkerUp). A worker
+// that comes up once the model is gone changes nothing.
 func (m *Model) workerReady(g *group, rolling string) {
 	m.setRolling(rolling)
 	m.mu.Lock()
 	g.down = ""
-	if m.goneLocked() {
-		m.mu.Unlock()
-		return
+	if m.minimumLiveLocked() {
+		m.fireLocked(evMinimumLive, cause{})
 	}
-	m.failures = 0
-	m.settleLoadLocked()
-	m.loadEndedLocked()
-	m.changedLocked()
+	up := m.fireLocked(evWorkerUp, cause{})
+	if up {
+		m.changedLocked()
+	}
 	m.mu.Unlock()
-	m.reg.res.notify()
-}
-
-// goneLocked reports whether the model is FAILED, removed, or unloading or
-// unloaded: a worker that comes up now is not wanted.
-func (m *Model) goneLocked() bool {
-	switch m.state {
-	case stateFailed, stateRemoved, stateUnloading, stateUnloaded:
-		return true
+	if up {
+		m.reg.res.notify()
 	}
-	return false
 }
 
 // deviceDown notes that g's GPU is down, and reports whether the worker
-// must not wait for it: the model is gone or FAILED, or, during its first
-// load, every group's device is down, which fails the model (507).
+// must not wait for it: the model is gone, or every group's device is down
+// while it loads, which fails it (507). The groups still up may now have
+// their minimum.
 func (m *Model) deviceDown(g *group, err error) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	g.down = err.Error()
 	defer m.changedLocked()
 	switch {
-	case m.goneLocked():
-		return true
-	case m.state == stateLoading && m.allDownLocked():
-		m.failures++
-		m.lastErr = describeFailure(err, nil)
-		m.failLocked()
-		return true
+	case m.allDownLocked():
+		m.fireLocked(evAllDevicesDown, cause{err: err})
+	case m.minimumLiveLocked():
+		m.fireLocked(evMinimumLive, cause{})
 	}
-	m.settleLoadLocked()
-	return false
-}
-
-// settleLoadLocked ends a first load once every group has its minimum.
-func (m *Model) settleLoadLocked() {
-	if m.state == stateLoading && m.minimumLiveLocked() {
-		m.state, m.loadedOnce = stateReady, true
-	}
+	return m.state.gone()
 }
 
 // allDownLocked reports whether every group's GPU is down.
@@ -250,46 +203,25 @@ func (m *Model) waitUntil(ctx context.Context, cond func() bool) error {
 
 // workerFailed counts a worker that failed to load or died, and reports
 // whether the worker must not be restarted: the model is now FAILED, or it
-// is gone or unloaded. A worker that finds no memory while the model first
-// loads fails the model at once (507), since waiting will not make room;
-// one that finds none for a load on demand answers the requests that wait
-// with that error and leaves the model unloaded, to load on a later request.
+// is gone or unloaded. A worker that finds no memory while the model loads
+// for a scale or a registration fails the model at once (507), since
+// waiting will not make room; one that finds none for a load on demand,
+// while no worker serves, answers the requests that wait with that error
+// and leaves the model unloaded, to load on a later request.
 func (m *Model) workerFailed(err error, stderr []string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.goneLocked() {
-		return true
+	ev := evWorkerFailed
+	switch {
+	case isMemoryError(err) && m.liveLocked() == 0:
+		ev = evNoMemoryAlone
+	case isMemoryError(err):
+		ev = evNoMemory
 	}
-	if m.state == stateLoading && m.onDemand && isMemoryError(err) && m.liveLocked() == 0 {
-		m.refuseLoadLocked(err)
-		return true
+	if m.fireLocked(ev, cause{err: err, stderr: stderr}) {
+		m.changedLocked()
 	}
-	m.failures++
-	m.lastErr = describeFailure(err, stderr)
-	m.changedLocked()
-	firstLoadOOM := m.state == stateLoading && !m.onDemand && isMemoryError(err)
-	if m.failures < m.reg.retryThreshold() && !firstLoadOOM {
-		return false
-	}
-	m.failLocked()
-	return true
-}
-
-// failLocked marks the model FAILED: its workers stop and what waits in its
-// queue is answered; a fresh queue takes requests again once the model is
-// scaled or registered anew.
-func (m *Model) failLocked() {
-	m.state, m.loadedOnce = stateFailed, true
-	m.changedLocked()
-	m.reg.log.Error("model FAILED; scale or register it again once the cause is fixed",
-		zap.String("model", m.name), zap.Int("failures", m.failures), zap.String("error", firstLine(m.lastErr)))
-	for _, g := range m.groups {
-		for _, w := range g.workers {
-			w.stop()
-		}
-	}
-	m.onDemand, m.loadBegan = false, time.Time{}
-	m.swapQueueLocked(fmt.Errorf("%w: model %s failed to load: %s", api.ErrModelFailed, m.name, firstLine(m.lastErr)))
+	return m.state.gone()
 }
 
 // swapQueueLocked gives the model a fresh queue and answers what waited in
@@ -298,23 +230,10 @@ func (m *Model) swapQueueLocked(why error) {
 	old := m.queue
 	m.queue = batching.NewQueue(old.Cap())
 	m.taken.Store(0)
-	if m.draining != nil {
-		m.queue.Drain(m.draining)
+	if m.state.draining() {
+		m.queue.Drain(errShuttingDown)
 	}
 	old.Close(why)
-}
-
-// idleDrainLocked reports whether the model drains and its queue is empty.
-func (m *Model) idleDrainLocked() bool { return m.draining != nil && m.queue.Len() == 0 }
-
-// reviveLocked gives a FAILED model a fresh start: its failures are
-// forgotten and it loads again.
-func (m *Model) reviveLocked() {
-	if m.state != stateFailed {
-		return
-	}
-	m.state, m.failures, m.lastErr = stateLoading, 0, ""
-	m.changedLocked()
 }
 
 // currentQueue returns the model's queue.
@@ -353,7 +272,7 @@ func failureTail(stderr []string) []string {
 func (m *Model) removed() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.state == stateRemoved
+	return m.state.in(stRemoved)
 }
 
 // startupLoading reports whether the model was loaded at startup and its
@@ -361,19 +280,19 @@ func (m *Model) removed() bool {
 func (m *Model) startupLoading() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.startup && !m.loadedOnce
+	return m.startup && m.state.firstLoad()
 }
 
 // failed reports whether the model is FAILED, and why.
 func (m *Model) failed() (bool, string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.state == stateFailed, m.lastErr
+	return m.state.failed(), m.lastErr
 }
 
 // waitSettled blocks until the model has loaded or failed, or ctx is done.
 func (m *Model) waitSettled(ctx context.Context) error {
-	err := m.waitUntil(ctx, func() bool { return m.state != stateLoading })
+	err := m.waitUntil(ctx, func() bool { return !m.state.loading() })
 	if err != nil {
 		return err
 	}
@@ -384,7 +303,7 @@ func (m *Model) waitSettled(ctx context.Context) error {
 // model has failed or is gone, or ctx is done.
 func (m *Model) waitMinimum(ctx context.Context) error {
 	err := m.waitUntil(ctx, func() bool {
-		return m.state == stateFailed || m.state == stateRemoved || m.state == stateReady && m.minimumLiveLocked()
+		return m.state.failed() || m.state.in(stRemoved) || m.state.in(stReady) && m.minimumLiveLocked()
 	})
 	if err != nil {
 		return err
@@ -396,10 +315,10 @@ func (m *Model) waitMinimum(ctx context.Context) error {
 func (m *Model) loadError() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	switch m.state {
-	case stateFailed:
+	switch {
+	case m.state.failed():
 		return fmt.Errorf("%w: model %s failed to load: %s", api.ErrModelFailed, m.name, firstLine(m.lastErr))
-	case stateRemoved:
+	case m.state.in(stRemoved):
 		return fmt.Errorf("%w: %s", api.ErrModelNotFound, m.name)
 	}
 	return nil
@@ -416,7 +335,8 @@ func firstLine(s string) string {
 // predict_timeout: it is answered with batching.ErrExpired when no worker
 // has taken it by then. A model still loading (PENDING) queues the job like
 // any other: its first worker takes it once it is up; an unloaded one
-// starts loading for it. The job is queued under the model's lock, so
+// starts loading for it (evRequest). A FAILED or removed model refuses
+// it. The job is queued under the model's lock, so
 // that an eviction, which looks at the queue under that lock, sees it; a
 // job that goes to an idle worker directly (batching.Queue.Accept) is
 // claimed under the lock, which the queue counts as held, and sent after
@@ -424,14 +344,14 @@ func firstLine(s string) string {
 func (m *Model) submit(j *batching.Job) error {
 	m.mu.Lock()
 	state, q := m.state, m.queue
-	if state == stateFailed || state == stateRemoved {
+	if state.refuses(evRequest) {
 		m.mu.Unlock()
 		return m.refusal(state)
 	}
 	j.SetDeadline(j.Created().Add(m.cfg.PredictTimeout))
 	send, err := q.Accept(j)
-	if err == nil && state == stateUnloaded {
-		m.beginLoadLocked(true)
+	if err == nil && m.fireLocked(evRequest, cause{}) {
+		m.changedLocked()
 	}
 	m.mu.Unlock()
 	if send != nil {
@@ -450,10 +370,10 @@ func (m *Model) submit(j *batching.Job) error {
 
 // refusal is why a model in state takes no request, or nil.
 func (m *Model) refusal(state modelState) error {
-	switch state {
-	case stateFailed:
+	switch {
+	case state.failed():
 		return fmt.Errorf("%w: model %s is FAILED; scale or re-register it", api.ErrModelFailed, m.name)
-	case stateRemoved:
+	case state.in(stRemoved):
 		if m.reg.isClosed() {
 			return fmt.Errorf("%w: model %s: server shutting down", batching.ErrClosed, m.name)
 		}
@@ -505,7 +425,7 @@ func (m *Model) recordWith(f figures) api.ModelRecord {
 		g := *m.gen
 		rec.Generation = &g
 	}
-	if m.state == stateFailed || m.state == stateLoading || m.state == stateUnloaded {
+	if m.state.failed() || m.state.loading() || m.state.in(stUnloaded) {
 		rec.LastError = m.lastErr
 	}
 	groups := append([]*group(nil), m.groups...)

@@ -1,12 +1,10 @@
 package worker
 
 import (
-	"fmt"
 	"time"
 
 	"go.uber.org/zap"
 
-	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/gpu"
 )
 
@@ -47,7 +45,7 @@ func (m *Model) liveLocked() int {
 
 // loadedLocked reports whether the model has a worker that takes requests.
 func (m *Model) loadedLocked() bool {
-	return m.state != stateUnloading && m.liveLocked() > 0
+	return !m.state.unloading() && m.liveLocked() > 0
 }
 
 // loaded is loadedLocked with the lock taken.
@@ -57,17 +55,12 @@ func (m *Model) loaded() bool {
 	return m.loadedLocked()
 }
 
-// onDemandLocked reports whether the model is not loaded because it loads
-// on demand: unloaded, unloading, or loading for a request.
-func (m *Model) onDemandLocked() bool {
-	return m.state == stateUnloaded || m.state == stateUnloading || m.state == stateLoading && m.onDemand
-}
-
-// onDemandNow is onDemandLocked with the lock taken.
+// onDemandNow reports whether the model is not loaded because it loads on
+// demand: unloaded, unloading, or loading for a request.
 func (m *Model) onDemandNow() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.onDemandLocked()
+	return m.state.onDemand()
 }
 
 // busyLocked reports whether the model has work in hand: it is loading, a
@@ -75,7 +68,7 @@ func (m *Model) onDemandNow() bool {
 // batch and has not yet marked itself busy (the queue handed out more jobs
 // than the workers took), or a worker that holds room is busy or loading.
 func (m *Model) busyLocked() bool {
-	if m.state == stateLoading {
+	if m.state.loading() {
 		return true
 	}
 	q := m.queue
@@ -118,27 +111,6 @@ func (m *Model) lastUsedTime() time.Time {
 	return recordTime(time.Unix(0, n))
 }
 
-// beginLoadLocked starts loading an unloaded model: its minimum workers
-// start (each waits for room first). onDemand says a request asked for it.
-func (m *Model) beginLoadLocked(onDemand bool) {
-	m.state, m.onDemand, m.failures, m.readyAt = stateLoading, onDemand, 0, time.Time{}
-	m.changedLocked()
-	m.fitLocked(true)
-	m.poke()
-}
-
-// loadEndedLocked ends the load under way once the model is ready: it is
-// counted, timed and logged, and its minimum residence begins.
-func (m *Model) loadEndedLocked() {
-	if m.loadBegan.IsZero() || m.state != stateReady {
-		return
-	}
-	took := time.Since(m.loadBegan)
-	m.readyAt, m.loadBegan, m.onDemand = time.Now(), time.Time{}, false
-	m.reg.loads.loaded(m.name, took)
-	m.reg.log.Info("model loaded", zap.String("model", m.name), zap.Duration("took", took))
-}
-
 // admitLoad marks w as holding room. The first worker of a load brings the
 // model's other permanent workers that wait in with it: the plan counted
 // the whole minimum.
@@ -166,8 +138,9 @@ func (m *Model) admitLoad(w *run) {
 
 // abandonUnwanted gives up a load that no request waits for any more
 // while no worker of the model serves: a load on demand leaves the model
-// unloaded again and its workers stop; a temporary worker that would wake
-// a model without a minimum just stops. It reports whether it gave up.
+// unloaded again and its workers stop (evAbandon); a temporary worker that
+// would wake a model without a minimum just stops. It reports whether it
+// gave up.
 func (m *Model) abandonUnwanted(w *run) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -175,9 +148,8 @@ func (m *Model) abandonUnwanted(w *run) bool {
 		return false
 	}
 	switch {
-	case m.state == stateLoading && m.onDemand:
-		m.state, m.onDemand = stateUnloaded, false
-		m.stopAllLocked()
+	case m.fireLocked(evAbandon, cause{}):
+		m.changedLocked()
 	case w.isTemporary():
 		w.stop()
 	default:
@@ -187,66 +159,35 @@ func (m *Model) abandonUnwanted(w *run) bool {
 	return true
 }
 
-// refuseLoadLocked ends a load on demand that found no room: the requests
-// that wait are answered with err (507), and the model is unloaded again.
-func (m *Model) refuseLoadLocked(err error) {
-	m.state, m.onDemand, m.lastErr = stateUnloaded, false, err.Error()
-	m.stopAllLocked()
-	m.swapQueueLocked(fmt.Errorf("model %s could not load: %w", m.name, err))
-	m.reg.log.Warn("model not loaded: no room", zap.String("model", m.name), zap.Error(err))
-}
-
-// stopAllLocked asks every worker of the model to stop.
-func (m *Model) stopAllLocked() {
-	for _, g := range m.groups {
-		for _, w := range g.workers {
-			w.stop()
-		}
-	}
-	m.changedLocked()
-}
-
 // evict unloads the model to make room for model forModel, if it may be:
-// loaded, idle, not pinned. It reports whether it did. Its workers stop
-// (they have nothing to finish) and the model is unloaded once they are
-// gone; a request that comes meanwhile loads it again after that.
-func (m *Model) evict(forModel, cause string) bool {
+// ready, holding workers, idle, not pinned (evEvict). It reports whether
+// it did. Its workers stop (they have nothing to finish) and the model is
+// unloaded once they are gone; a request that comes meanwhile loads it
+// again after that.
+func (m *Model) evict(forModel, why string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.state != stateReady || m.slotsLocked() == 0 || m.busyLocked() || m.pinnedLocked() {
+	if m.slotsLocked() == 0 || m.busyLocked() || m.pinnedLocked() {
 		return false
 	}
-	m.state = stateUnloading
-	m.lastUnload = &api.Unload{Time: recordTime(time.Now()), Reason: api.UnloadEvicted, ForModel: forModel, Cause: cause}
-	m.stopAllLocked()
-	m.reg.loads.evicted(m.name, cause)
-	m.reg.log.Info("model evicted", zap.String("model", m.name), zap.String("for", forModel), zap.String("cause", cause),
-		zap.Time("lastUsed", m.lastUsedTime()), zap.Int("queued", m.queue.Held()))
+	if !m.fireLocked(evEvict, cause{forModel: forModel, evicted: why}) {
+		return false
+	}
+	m.changedLocked()
 	return true
 }
 
-// workerLeftLocked follows a worker slot out of the model: the last one to
-// leave an unloading model unloads it (and a request that came meanwhile
-// loads it again), and the last one of a loaded model without a minimum,
-// released for want of work, unloads it as idle.
-func (m *Model) workerLeftLocked(w *run) {
-	if m.slotsLocked() > 0 {
-		return
-	}
+// lastLeftLocked follows the model's last worker slot out (w): the load
+// timer stops; an unloading model is unloaded, and loads again if a scale
+// or a request asked meanwhile (evWorkersGone); a loaded model whose last
+// worker went for want of work records that (evIdledOut).
+func (m *Model) lastLeftLocked(w *run) {
 	m.loadBegan = time.Time{}
-	switch m.state {
-	case stateUnloading:
-		m.state = stateUnloaded
-		m.reg.log.Info("model unloaded", zap.String("model", m.name), zap.String("reason", m.lastUnload.Reason))
-		if reload := m.reload; reload || m.queue.Held() > 0 {
-			m.reload = false
-			m.beginLoadLocked(!reload)
-		}
-	case stateReady:
-		if w.wentIdle() {
-			m.lastUnload = &api.Unload{Time: recordTime(time.Now()), Reason: api.UnloadIdle}
-		}
+	ev := evWorkersGone
+	if w.wentIdle() {
+		ev = evIdledOut
 	}
+	m.fireLocked(ev, cause{})
 }
 
 // workerPIDs returns the pids of the model's worker processes.
@@ -273,10 +214,10 @@ func (m *Model) residentView(except *run, f roomFigures) (residentView, roomNeed
 	defer m.mu.Unlock()
 	rv := residentView{
 		m: m, name: m.name, pinned: m.pinnedLocked(), busy: m.busyLocked(),
-		leaving: m.state == stateUnloading || m.state == stateFailed || m.state == stateRemoved,
+		leaving: m.state.leaving(),
 		readyAt: m.readyAt, gpuMiB: map[string]int64{}, loadGPU: map[string]int64{},
 	}
-	if m.state == stateLoading {
+	if m.state.loading() {
 		rv.readyAt = time.Time{}
 	}
 	rv.lastUsed = later(m.lastUsedTime(), rv.readyAt)

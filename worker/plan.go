@@ -12,8 +12,10 @@ import (
 // scaleView (a model's queue, groups and workers, copied under the model's
 // lock, and device figures read before the lock was taken) and returns the
 // actions that bring the model where its counts and its queue say; the
-// driver (Model.scale) carries them out under the same lock hold. The plan
-// reads nothing and changes nothing.
+// driver (Model.carryOutLocked) carries them out under the same lock hold,
+// called from the scaler's round (Model.grow) and from the fit and fill
+// actions of the model's lifecycle (model_lifecycle.go). The plan reads
+// nothing and changes nothing.
 
 // actionKind is what an action does.
 type actionKind int

@@ -40,11 +40,11 @@ func (m *Model) remove(ctx context.Context, why string) {
 	m.wait(ctx)
 }
 
-// detach marks the model removed, answers its queue with 503 and asks its
-// workers to stop after their current batch.
+// detach marks the model removed (evRemove), answers its queue with 503
+// and asks its workers to stop after their current batch.
 func (m *Model) detach(why string) {
 	m.mu.Lock()
-	m.state = stateRemoved
+	m.fireLocked(evRemove, cause{})
 	m.changedLocked()
 	q := m.queue
 	m.mu.Unlock()
@@ -92,32 +92,41 @@ func (r *Registry) Scale(ctx context.Context, name string, req api.ScaleRequest)
 	return m.waitMinimum(ctx)
 }
 
-// rescale reserves and applies new worker counts; a synchronous scale
-// also starts the missing workers.
+// rescale reserves and applies new worker counts, then steps the model
+// through the scale (evScale, evScaleSync): a FAILED model is revived, an
+// unloaded one loads, an unloading one loads again once its workers have
+// gone, and the others fit their workers to the counts; a synchronous
+// scale also starts the missing workers. A removed model, or one pinned to
+// GPUs NVML cannot use, refuses it.
 func (m *Model) rescale(req api.ScaleRequest) error {
+	ev := evScale
+	if req.Synchronous {
+		ev = evScaleSync
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.state == stateRemoved {
-		return fmt.Errorf("%w: %s", api.ErrModelNotFound, m.name)
-	}
-	if m.blocked != nil {
-		return m.blocked
+	if m.state.refuses(ev) {
+		return m.scaleRefusal()
 	}
 	if err := m.reg.budget.reserve(m, m.maxAfter(req), nil); err != nil {
 		return err
 	}
 	m.setCounts(req)
-	m.reviveLocked()
-	switch m.state {
-	case stateUnloaded:
-		m.beginLoadLocked(false) // a scale asks for the model
-	case stateUnloading:
-		m.reload = true // once its workers have gone
-	default:
-		m.fitLocked(req.Synchronous)
-	}
+	m.fireLocked(ev, cause{})
 	m.changedLocked()
 	return nil
+}
+
+// scaleRefusal is why the model refuses a scale: it was removed, or it is
+// pinned to GPUs NVML cannot use.
+func (m *Model) scaleRefusal() error {
+	if m.state.in(stRemoved) {
+		return fmt.Errorf("%w: %s", api.ErrModelNotFound, m.name)
+	}
+	if err := m.reg.gpuRefusal(m.cfg); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: model %s cannot be scaled now (%s)", api.ErrModelFailed, m.name, m.state)
 }
 
 func checkScale(req api.ScaleRequest) error {
@@ -148,7 +157,7 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 	}
 	r.mu.Unlock()
 	for _, m := range ms {
-		m.drain(errShuttingDown)
+		m.drain()
 	}
 	var drained sync.WaitGroup
 	for _, m := range ms {
@@ -170,14 +179,15 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 	return nil
 }
 
-// drain makes the model's queue refuse new requests with why and hand out
-// what it holds; each worker stops once the queue is empty.
-func (m *Model) drain(why error) {
+// drain makes the model's queue refuse new requests with errShuttingDown
+// and hand out what it holds (evDrain); each worker stops once the queue
+// is empty.
+func (m *Model) drain() {
 	m.mu.Lock()
-	m.draining = why
+	m.fireLocked(evDrain, cause{})
 	q := m.queue
 	m.mu.Unlock()
-	q.Drain(m.draining)
+	q.Drain(errShuttingDown)
 	m.poke()
 }
 

@@ -66,7 +66,7 @@ func (r *Registry) Register(ctx context.Context, req api.RegisterRequest) (api.M
 // settle installs the model's requirements, starts its workers and waits
 // for its first load. A model that does not load is dropped.
 func (r *Registry) settle(ctx context.Context, m *Model) error {
-	m.launch(m.prepareLaunch())
+	m.launch(m.prepareLaunch(), false)
 	err := m.waitSettled(ctx)
 	if err != nil {
 		r.drop(m, err)
@@ -130,11 +130,8 @@ func (r *Registry) LoadStartup(refs []properties.ModelRef) error {
 // launchStartup installs a startup model's requirements and launches it,
 // unloaded under load_on_demand unless it is pinned.
 func (r *Registry) launchStartup(m *Model) {
-	if r.cfg.Server.LoadOnDemand && (m.cfg.Pinned == nil || !*m.cfg.Pinned) {
-		m.launchUnloaded(m.prepareLaunch())
-		return
-	}
-	m.launch(m.prepareLaunch())
+	unloaded := r.cfg.Server.LoadOnDemand && (m.cfg.Pinned == nil || !*m.cfg.Pinned)
+	m.launch(m.prepareLaunch(), unloaded)
 }
 
 // startupRequests turns load_models into register requests. A model
@@ -223,10 +220,11 @@ func (r *Registry) prepare(req api.RegisterRequest, startup bool) (*Model, error
 	}
 	m := newModel(r, name, dir, cfg, startup)
 	m.needs = needsOf(cfg, r.cfg.Env)
-	if m.blocked = r.gpuRefusal(cfg); m.blocked != nil {
+	if err := r.gpuRefusal(cfg); err != nil {
 		if !startup {
-			return nil, m.blocked // refused at once; a startup model shows it as FAILED
+			return nil, err // refused at once; a startup model shows it as FAILED
 		}
+		m.state = stBlocked
 		return m, nil
 	}
 	if m.groups, err = r.groupsFor(m); err != nil {
@@ -240,7 +238,8 @@ func (r *Registry) prepare(req api.RegisterRequest, startup bool) (*Model, error
 
 // gpuRefusal refuses a model pinned to GPUs (load_on_devices with ids, or a
 // gpu.* key) on a host whose NVML library is installed but fails: it must
-// not quietly run on the CPU instead.
+// not quietly run on the CPU instead. NVML's failure is the one its
+// library gave when the registry was made, so the answer never changes.
 func (r *Registry) gpuRefusal(cfg *properties.Model) error {
 	nvmlErr := r.cfg.GPU.Err()
 	if nvmlErr == nil {
@@ -436,8 +435,8 @@ func (r *Registry) swapIn(m *Model) (*Model, error) {
 // (507) before anything starts. Models loaded at startup skip it: they
 // become FAILED with the same message instead, once a worker finds no room.
 func (r *Registry) memoryPrecheck(m *Model) error {
-	if m.startup || m.blocked != nil {
-		return nil
+	if m.startup {
+		return nil // a model pinned to GPUs NVML cannot use comes only from the startup list
 	}
 	extra := map[*group]int{}
 	for _, g := range m.groups {
@@ -449,49 +448,29 @@ func (r *Registry) memoryPrecheck(m *Model) error {
 // prepareLaunch is why the model cannot start (pinned to GPUs NVML cannot
 // use), else the result of installing its requirements.
 func (m *Model) prepareLaunch() error {
-	if m.blocked != nil {
-		return m.blocked
+	if err := m.reg.gpuRefusal(m.cfg); err != nil {
+		return err
 	}
 	return m.prepareDeps()
 }
 
-// launch starts the model's workers and its scaler, or marks it FAILED
-// when its requirements did not install or it cannot start. The scaler runs
-// either way, since a scale may revive a FAILED model. A model removed
-// meanwhile starts nothing.
-func (m *Model) launch(depsErr error) {
+// launch starts the model's workers and its scaler (evLaunch), or, with
+// unloaded, only its scaler: the model loads on demand, and its first load
+// counts as done, so that /ping does not wait for it (evLaunchUnloaded).
+// It marks the model FAILED when its requirements did not install or it
+// cannot start (evLaunchFailed); the scaler runs then too, since a scale
+// may revive a FAILED model. A model removed meanwhile starts nothing.
+func (m *Model) launch(depsErr error, unloaded bool) {
+	ev := evLaunch
+	switch {
+	case depsErr != nil:
+		ev = evLaunchFailed
+	case unloaded:
+		ev = evLaunchUnloaded
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.state == stateRemoved {
-		return
-	}
-	if depsErr != nil {
-		m.lastErr = depsErr.Error()
-		m.failLocked()
-	} else {
-		m.fitLocked(true)
-	}
-	m.wg.Add(1)
-	go m.scaler()
-}
-
-// launchUnloaded is launch for a model that loads on demand: it starts no
-// worker, and its first load counts as done, so that /ping does not wait
-// for it.
-func (m *Model) launchUnloaded(depsErr error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.state == stateRemoved {
-		return
-	}
-	m.loadedOnce = true
-	if depsErr != nil {
-		m.lastErr = depsErr.Error()
-		m.failLocked()
-	} else {
-		m.state = stateUnloaded
+	if m.fireLocked(ev, cause{err: depsErr}) {
 		m.changedLocked()
 	}
-	m.wg.Add(1)
-	go m.scaler()
 }

@@ -56,23 +56,13 @@ func (r *Registry) figuresFor(m *Model) ([]gpu.Device, error) {
 	return nil, nil
 }
 
-// fitLocked fits the workers to the groups' counts and, with fill, starts
-// the permanent workers still missing; a model whose minimum is 0 is ready
-// without any.
-func (m *Model) fitLocked(fill bool) {
-	m.carryOutLocked(m.viewLocked(fill, false))
-	if fill && m.state == stateLoading && m.totalMinLocked() == 0 {
-		m.state, m.loadedOnce = stateReady, true
-		m.changedLocked()
-	}
-}
-
 // viewLocked is what a scaling plan of the model decides on, device
-// figures aside; m.mu is held.
+// figures aside; m.mu is held. A model that is gone, or drains an empty
+// queue, runs no worker.
 func (m *Model) viewLocked(fill, grow bool) scaleView {
 	v := scaleView{
-		active:    !m.goneLocked() && !m.idleDrainLocked(),
-		ready:     m.state == stateReady,
+		active:    !m.state.gone() && !(m.state.draining() && m.queue.Len() == 0),
+		ready:     m.state.in(stReady),
 		queued:    m.queue.Len(),
 		batchSize: m.cfg.BatchSize,
 		fill:      fill, grow: grow,
