@@ -29,11 +29,11 @@ type Model struct {
 
 	mu        sync.Mutex
 	queue     *batching.Queue
-	state     modelState // where the model is in its life (lifecycle.go): set by prepare, then changed only by fireLocked
-	failures  int        // consecutive worker failures
-	lastErr   string     // last failure, with the stderr tail
-	deps      string     // folder of the model's pip requirements, if any
-	rolling   string     // dispatch mode the workers report: "disable" or a rolling-batch backend
+	state     modelState             // where the model is in its life (lifecycle.go): set by prepare, then changed only by fireLocked
+	failures  int                    // consecutive worker failures
+	lastErr   string                 // last failure, with the stderr tail
+	deps      atomic.Pointer[string] // folder of the model's pip requirements, once installed (set by pip's goroutine, read by workers' specs)
+	rolling   string                 // dispatch mode the workers report: "disable" or a rolling-batch backend
 	groups    []*group
 	workerSeq int
 	changed   chan struct{} // closed and replaced whenever state or worker counts change

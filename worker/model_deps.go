@@ -54,13 +54,13 @@ func (m *Model) prepareDeps() error {
 	}
 	target := filepath.Join(m.reg.depsRoot(), m.name+"-"+key)
 	if _, err := os.Stat(filepath.Join(target, ".complete")); err == nil {
-		m.deps = target
+		m.deps.Store(&target)
 		return nil
 	}
 	if err := m.pipInstall(req, target); err != nil {
 		return err
 	}
-	m.deps = target
+	m.deps.Store(&target)
 	return nil
 }
 
@@ -116,10 +116,10 @@ func lastLines(s string, n int) string {
 
 // extraPath is what the model adds to its workers' PYTHONPATH.
 func (m *Model) extraPath() []string {
-	if m.deps == "" {
-		return nil
+	if deps := m.deps.Load(); deps != nil {
+		return []string{*deps}
 	}
-	return []string{m.deps}
+	return nil
 }
 
 // runPip runs "python -m pip args..." in dir and returns its output.

@@ -109,6 +109,7 @@ func TestSimAdaptiveBatching(t *testing.T) {
 				}
 				r.model(t, "b8", props...)
 				r.mustRegister(t, "b8")
+				settle() // the worker waits for work before the lone request comes
 				began := time.Now()
 				if _, err := r.call(t, "b8", newJob("alone")); err != nil {
 					t.Fatal(err)
