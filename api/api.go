@@ -105,23 +105,24 @@ type WorkerGroup struct {
 
 // ModelRecord is the record of GET /models/{name}, with DJL's field names.
 type ModelRecord struct {
-	ModelName           string        `json:"modelName"`
-	ModelURL            string        `json:"modelUrl"`
-	BatchSize           int           `json:"batchSize"`
-	MaxBatchDelayMillis int           `json:"maxBatchDelayMillis"`
-	MaxIdleSeconds      int           `json:"maxIdleSeconds"`
-	QueueSize           int           `json:"queueSize"`
-	RequestInQueue      int           `json:"requestInQueue"`
-	Status              string        `json:"status"`
-	LoadedAtStartup     bool          `json:"loadedAtStartup"`
-	Loaded              bool          `json:"loaded"`
-	Pinned              bool          `json:"pinned"`
-	LastUsed            time.Time     `json:"lastUsed,omitzero"`
-	LastUnload          *Unload       `json:"lastUnload,omitempty"`
-	RollingBatch        string        `json:"rollingBatch,omitempty"`
-	Generation          *Generation   `json:"generation,omitempty"`
-	LastError           string        `json:"lastError,omitempty"`
-	WorkerGroups        []WorkerGroup `json:"workerGroups"`
+	ModelName           string          `json:"modelName"`
+	ModelURL            string          `json:"modelUrl"`
+	BatchSize           int             `json:"batchSize"`
+	MaxBatchDelayMillis int             `json:"maxBatchDelayMillis"`
+	MaxIdleSeconds      int             `json:"maxIdleSeconds"`
+	QueueSize           int             `json:"queueSize"`
+	RequestInQueue      int             `json:"requestInQueue"`
+	Status              string          `json:"status"`
+	LoadedAtStartup     bool            `json:"loadedAtStartup"`
+	Loaded              bool            `json:"loaded"`
+	Pinned              bool            `json:"pinned"`
+	LastUsed            time.Time       `json:"lastUsed,omitzero"`
+	LastUnload          *Unload         `json:"lastUnload,omitempty"`
+	RollingBatch        string          `json:"rollingBatch,omitempty"`
+	Generation          *Generation     `json:"generation,omitempty"`
+	Adapters            []AdapterRecord `json:"adapters,omitempty"`
+	LastError           string          `json:"lastError,omitempty"`
+	WorkerGroups        []WorkerGroup   `json:"workerGroups"`
 }
 
 // Why a model's workers went away while it stayed registered (Unload's

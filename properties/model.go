@@ -77,6 +77,11 @@ type Model struct {
 	RollingBatch        string        // option.rolling_batch, lower case
 	MaxRollingBatchSize int           // option.max_rolling_batch_size
 
+	// EnableLoRA is option.enable_lora: the model serves LoRA adapters on
+	// its base weights. As in DJL, such a model runs one worker (its
+	// adapters live in that worker's memory): maxWorkers is 1.
+	EnableLoRA bool
+
 	file string            // the serving.properties path
 	at   map[string]origin // where each key was written
 }
@@ -159,6 +164,10 @@ func (m *Model) decode(s *settings) error {
 	if strings.ContainsRune(m.PythonExecutable, filepath.Separator) {
 		m.PythonExecutable = absPath(m.Dir, m.PythonExecutable)
 	}
+	if m.EnableLoRA {
+		one := 1
+		m.MaxWorkers, m.GPUMaxWorkers, m.CPUMaxWorkers = &one, &one, &one
+	}
 	m.at = s.origins()
 	return nil
 }
@@ -190,6 +199,7 @@ func (m *Model) fields() []field {
 		stringField("option.entryPoint", &m.EntryPoint),
 		lowerField("option.rolling_batch", &m.RollingBatch),
 		intField("option.max_rolling_batch_size", &m.MaxRollingBatchSize),
+		flagField("option.enable_lora", &m.EnableLoRA),
 	}
 }
 

@@ -175,6 +175,9 @@ func (w *run) send(p Runner, pl *pipeline, jobs []*batching.Job, onlyIdle bool) 
 			m.retryOrFail(jobs[i], err)
 			return
 		}
+		if m.cfg.EnableLoRA {
+			m.noteAdapterEvents(resp.Props)
+		}
 		jobs[i].Finish(resp)
 	}, b.ended)
 	return true
@@ -257,6 +260,9 @@ func (w *run) track(p Runner, j *batching.Job, done func()) {
 		if err != nil {
 			m.retryOrFail(j, err)
 			return
+		}
+		if m.cfg.EnableLoRA {
+			m.noteAdapterEvents(resp.Props)
 		}
 		j.Finish(resp)
 	}, done)

@@ -275,6 +275,9 @@ func (w *run) start() (Runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := w.m.replayAdapters(w.ctx, p); err != nil {
+		w.env.log.Error("the adapters registered through the API could not be given to the new worker", zap.Error(err))
+	}
 	w.mu.Lock()
 	w.proc, w.state, w.lastActive = p, workerReady, time.Now()
 	w.mu.Unlock()

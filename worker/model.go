@@ -43,6 +43,8 @@ type Model struct {
 	// when no worker declared anything.
 	gen *api.Generation
 
+	adapters *adapterSet // its LoRA adapters (option.enable_lora); their own lock
+
 	// Residency, guarded by mu (see model_residency.go).
 	loadBegan   time.Time   // when the load under way began: a worker started while the model had none; zero when none runs
 	readyAt     time.Time   // when the model's last load ended
@@ -64,6 +66,7 @@ func newModel(reg *Registry, name, url string, cfg *properties.Model, startup bo
 		rolling:  initialRolling(cfg.RollingBatch),
 		changed:  make(chan struct{}),
 		scaleReq: make(chan struct{}, 1),
+		adapters: newAdapterSet(),
 	}
 }
 
@@ -342,6 +345,9 @@ func firstLine(s string) string {
 // claimed under the lock, which the queue counts as held, and sent after
 // it: a send is a process call, and its failure path takes the lock.
 func (m *Model) submit(j *batching.Job) error {
+	if err := m.checkAdapter(j.Input); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	state, q := m.state, m.queue
 	if state.refuses(evRequest) {
@@ -432,6 +438,9 @@ func (m *Model) recordWith(f figures) api.ModelRecord {
 	m.mu.Unlock()
 	for _, g := range groups {
 		rec.WorkerGroups = append(rec.WorkerGroups, g.record(f))
+	}
+	if m.cfg.EnableLoRA {
+		rec.Adapters = m.adapters.list()
 	}
 	return rec
 }

@@ -24,6 +24,9 @@ type metrics struct {
 	batchSize *prometheus.HistogramVec
 	restarts  *prometheus.CounterVec
 
+	adapterRequests, adapterLoads, adapterEvictions *prometheus.CounterVec
+	adaptersOnDevice                                *prometheus.GaugeVec
+
 	queueDepth, queueCap, dropped *prometheus.Desc
 	workers, workerRSS, workerGPU *prometheus.Desc
 	gpuUp, gpuUsed, gpuTotal      *prometheus.Desc
@@ -44,6 +47,18 @@ func newMetrics(r *Registry, reg prometheus.Registerer) (*metrics, error) {
 		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchyard_worker_restarts_total", Help: "Worker processes restarted after they died or timed out.",
 		}, []string{"model"}),
+		adapterRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchyard_adapter_requests_total", Help: "Requests that named a LoRA adapter of the model.",
+		}, []string{"model", "adapter"}),
+		adapterLoads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchyard_adapter_loads_total", Help: "Times a LoRA adapter was put on the model's device.",
+		}, []string{"model", "adapter"}),
+		adapterEvictions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchyard_adapter_evictions_total", Help: "Times a LoRA adapter was taken off the model's device to make room (option.max_loras).",
+		}, []string{"model", "adapter"}),
+		adaptersOnDevice: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "switchyard_adapters_loaded", Help: "LoRA adapters on the model's device now.",
+		}, []string{"model"}),
 		queueDepth: prometheus.NewDesc("switchyard_queue_depth_requests", "Requests waiting in the model's queue.", []string{"model"}, nil),
 		queueCap:   prometheus.NewDesc("switchyard_queue_capacity_requests", "Bound of the model's queue (job_queue_size).", []string{"model"}, nil),
 		dropped:    prometheus.NewDesc("switchyard_queue_dropped_total", "Requests answered without reaching a worker, by reason.", []string{"model", "reason"}, nil),
@@ -60,7 +75,8 @@ func newMetrics(r *Registry, reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.queueWait, m.batchSize, m.restarts, m} {
+	for _, c := range []prometheus.Collector{m.queueWait, m.batchSize, m.restarts, m.adapterRequests, m.adapterLoads,
+		m.adapterEvictions, m.adaptersOnDevice, m} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("worker: register metrics: %w", err)
 		}
@@ -95,6 +111,37 @@ func (m *metrics) forget(model string) {
 	m.queueWait.DeleteLabelValues(model)
 	m.batchSize.DeleteLabelValues(model)
 	m.restarts.DeleteLabelValues(model)
+	l := prometheus.Labels{"model": model}
+	for _, v := range []*prometheus.CounterVec{m.adapterRequests, m.adapterLoads, m.adapterEvictions} {
+		v.DeletePartialMatch(l)
+	}
+	m.adaptersOnDevice.DeletePartialMatch(l)
+}
+
+// adapterRequest counts a request that named adapter.
+func (m *metrics) adapterRequest(model, adapter string) {
+	m.adapterRequests.WithLabelValues(model, adapter).Inc()
+}
+
+// adapterEvent counts a load or an eviction a worker reported.
+func (m *metrics) adapterEvent(model string, e adapterEvent) {
+	if e.kind == "loaded" {
+		m.adapterLoads.WithLabelValues(model, e.name).Inc()
+	} else {
+		m.adapterEvictions.WithLabelValues(model, e.name).Inc()
+	}
+}
+
+// adaptersLoaded sets how many adapters are on the model's device.
+func (m *metrics) adaptersLoaded(model string, n int) {
+	m.adaptersOnDevice.WithLabelValues(model).Set(float64(n))
+}
+
+// forgetAdapter drops the series of an unregistered adapter.
+func (m *metrics) forgetAdapter(model, adapter string) {
+	for _, v := range []*prometheus.CounterVec{m.adapterRequests, m.adapterLoads, m.adapterEvictions} {
+		v.DeleteLabelValues(model, adapter)
+	}
 }
 
 // Describe sends the descriptors of the series read at scrape time.
