@@ -314,7 +314,7 @@ func TestDefaultCacheDir(t *testing.T) {
 // worker has it.
 func TestPythonUnitTests(t *testing.T) {
 	python := testutil.Python(t)
-	fixtures := testutil.Fixtures(t, "qwen2-chat")
+	fixtures := testutil.Fixtures(t, "qwen2-chat", "qwen2-chat-adapters")
 	src, err := filepath.Abs(".")
 	if err != nil {
 		t.Fatal(err)
