@@ -7,8 +7,11 @@ peft.PeftModel the first time an adapter goes on the device. An adapter is:
   adapter_model.safetensors) are known; the folders of adapters/<name>/
   beside serving.properties are registered at load, and the front-end
   registers and unregisters more (register_adapter, unregister_adapter);
-* in host memory: its weights read from the folder into CPU tensors, at
-  most option.max_cpu_loras of them, least recently used dropped first;
+* in host memory: its weights in CPU tensors, kept for an adapter that is
+  not on the device (read ahead with preload, or copied off the device when
+  it was evicted) so that it comes back without reading its folder, at most
+  option.max_cpu_loras of them, least recently used dropped first; an
+  adapter on the device has no second copy;
 * on the device: added to the PeftModel, at most option.max_loras at once.
   Before a batch, Adapters.ensure puts the batch's adapters on the device,
   taking off the least recently used ones the batch does not need; a pinned
@@ -140,9 +143,9 @@ class Adapters:
     def unregister(self, name):
         """Forgets an adapter and takes it off the device."""
         adapter = self.get(name)
+        del self.registered[name]
         if adapter.on_device:
             self._evict(adapter)
-        del self.registered[name]
         _log.info("adapter unregistered: %s", name)
 
     def get(self, name):
@@ -176,7 +179,7 @@ class Adapters:
         self._evict(victims[0])
 
     def _read(self, adapter):
-        """Reads an adapter's weights into host memory, dropping the least recently used copy beyond max_cpu."""
+        """Reads an adapter's weights into host memory, unless they are there."""
         if adapter.weights is not None:
             return
         import peft
@@ -184,10 +187,14 @@ class Adapters:
 
         adapter.config = peft.PeftConfig.from_pretrained(adapter.src)
         adapter.weights = load_peft_weights(adapter.src, device="cpu")
-        held = [a for a in self.registered.values() if a.weights is not None and not a.on_device and a is not adapter]
+        self._trim_host(adapter)
+
+    def _trim_host(self, keep):
+        """Drops the least recently used host copies beyond max_cpu_loras (keep's is kept)."""
+        held = [a for a in self.registered.values() if a.weights is not None and a is not keep]
         while len(held) + 1 > self.max_cpu and held:
             oldest = min(held, key=lambda a: a.last_used)
-            oldest.weights = oldest.config = None
+            oldest.weights = None
             held.remove(oldest)
 
     def _load(self, adapter):
@@ -201,6 +208,7 @@ class Adapters:
             self.peft.add_adapter(adapter.name, adapter.config)
         set_peft_model_state_dict(self.peft, adapter.weights, adapter_name=adapter.name)
         self.peft.to(self.model.device).eval()
+        adapter.weights = None  # the device holds it now; eviction copies it back
         adapter.on_device = True
         self.loads += 1
         self.events.append(("loaded", adapter.name))
@@ -208,6 +216,12 @@ class Adapters:
                   self.max_loras)
 
     def _evict(self, adapter):
+        from peft.utils import get_peft_model_state_dict
+
+        if adapter.name in self.registered:  # an unregistered one needs no copy
+            weights = get_peft_model_state_dict(self.peft, adapter_name=adapter.name)
+            adapter.weights = {k: v.detach().to("cpu", copy=True) for k, v in weights.items()}
+            self._trim_host(adapter)
         with warnings.catch_warnings():  # PEFT warns that the active adapter changes: each request names its own
             warnings.simplefilter("ignore", UserWarning)
             self.peft.delete_adapter(adapter.name)
