@@ -78,20 +78,7 @@ def measure(base_dir, adapters_dir, n):
     process = rss_mib()
     base = process - before
     adapters = Adapters(model, {"max_loras": str(n), "max_cpu_loras": str(n)})
-    rows = []
-    for i in range(n):
-        name = "a%02d" % i
-        folder = os.path.join(adapters_dir, name)
-        size = os.path.getsize(os.path.join(folder, "adapter_model.safetensors")) / 2 ** 20
-        gc.collect()
-        at = rss_mib()
-        began = time.perf_counter()
-        adapters.register(name, folder)
-        adapters.ensure({name})
-        took = time.perf_counter() - began
-        gc.collect()
-        rows.append({"adapter": name, "safetensors_mib": round(size, 2), "added_mib": round(rss_mib() - at, 2),
-                     "load_ms": round(took * 1000, 1)})
+    rows = [load_one(adapters, "a%02d" % i, adapters_dir) for i in range(n)]
     added = [r["added_mib"] for r in rows[1:]]  # the first one also wraps the model in a PeftModel
     per_adapter = sorted(added)[len(added) // 2] if added else 0.0
     size = rows[0]["safetensors_mib"]
@@ -101,6 +88,21 @@ def measure(base_dir, adapters_dir, n):
             "ratio": round(per_adapter / size, 2) if size else None,
             "one_worker_with_n_mib": round(rss_mib(), 1), "worker_with_base_mib": round(process, 1),
             "n_workers_mib": round(n * process, 1), "n": n}
+
+
+def load_one(adapters, name, adapters_dir):
+    """Registers one adapter and puts it on the device; returns its size, the RSS it added and the time."""
+    folder = os.path.join(adapters_dir, name)
+    size = os.path.getsize(os.path.join(folder, "adapter_model.safetensors")) / 2 ** 20
+    gc.collect()
+    at = rss_mib()
+    began = time.perf_counter()
+    adapters.register(name, folder)
+    adapters.ensure({name})
+    took = time.perf_counter() - began
+    gc.collect()
+    return {"adapter": name, "safetensors_mib": round(size, 2), "added_mib": round(rss_mib() - at, 2),
+            "load_ms": round(took * 1000, 1)}
 
 
 class _Tokenless:
