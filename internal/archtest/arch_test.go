@@ -36,8 +36,9 @@ var allowed = map[string][]string{
 
 	// The front-end never imports the worker side: it declares the
 	// interfaces it needs and cmd/switchyard passes the registry in.
-	"frontend":        {"api", "batching", "message", "properties", "frontend/awsapi"},
-	"frontend/awsapi": {},
+	"frontend":         {"api", "batching", "message", "properties", "frontend/awsapi"},
+	"frontend/dialect": {"api", "message"},
+	"frontend/awsapi":  {},
 
 	// Shipped commands.
 	"cmd/switchyard": {"agent", "api", "frontend", "gpu", "properties", "pyruntime", "worker", "worker/process"},
