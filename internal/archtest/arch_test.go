@@ -36,9 +36,10 @@ var allowed = map[string][]string{
 
 	// The front-end never imports the worker side: it declares the
 	// interfaces it needs and cmd/switchyard passes the registry in.
-	"frontend":         {"api", "batching", "message", "properties", "frontend/awsapi"},
-	"frontend/dialect": {"api", "message"},
-	"frontend/awsapi":  {},
+	"frontend":           {"api", "batching", "message", "properties", "frontend/awsapi"},
+	"frontend/dialect":   {"api", "message"},
+	"frontend/genstream": {"message", "frontend/dialect"},
+	"frontend/awsapi":    {},
 
 	// Shipped commands.
 	"cmd/switchyard": {"agent", "api", "frontend", "gpu", "properties", "pyruntime", "worker", "worker/process"},
