@@ -39,6 +39,7 @@ var allowed = map[string][]string{
 	"frontend":           {"api", "batching", "message", "properties", "frontend/awsapi"},
 	"frontend/dialect":   {"api", "message"},
 	"frontend/genstream": {"message", "frontend/dialect"},
+	"frontend/djl":       {"api", "frontend/dialect", "frontend/genstream"},
 	"frontend/awsapi":    {},
 
 	// Shipped commands.
