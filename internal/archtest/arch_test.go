@@ -40,6 +40,7 @@ var allowed = map[string][]string{
 	"frontend/dialect":   {"api", "message"},
 	"frontend/genstream": {"message", "frontend/dialect"},
 	"frontend/djl":       {"api", "frontend/dialect", "frontend/genstream"},
+	"frontend/openai":    {"api", "frontend/dialect", "frontend/genstream"},
 	"frontend/awsapi":    {},
 
 	// Shipped commands.
