@@ -41,6 +41,7 @@ var allowed = map[string][]string{
 	"frontend/genstream": {"message", "frontend/dialect"},
 	"frontend/djl":       {"api", "frontend/dialect", "frontend/genstream"},
 	"frontend/openai":    {"api", "frontend/dialect", "frontend/genstream"},
+	"frontend/aws":       {"api", "batching", "message", "frontend/awsapi", "frontend/dialect", "frontend/genstream"},
 	"frontend/awsapi":    {},
 
 	// Shipped commands.
