@@ -35,8 +35,11 @@ var allowed = map[string][]string{
 	"worker":         {"api", "batching", "gpu", "message", "properties", "worker/process"},
 
 	// The front-end never imports the worker side: it declares the
-	// interfaces it needs and cmd/switchyard passes the registry in.
-	"frontend":           {"api", "batching", "message", "properties", "frontend/awsapi"},
+	// interfaces it needs and cmd/switchyard passes the registry in. Its
+	// core imports the dialects it lists in its route table; a dialect
+	// imports the contract (frontend/dialect) and the shared stream helpers
+	// (frontend/genstream), never another dialect nor the core.
+	"frontend":           {"api", "batching", "message", "frontend/dialect", "frontend/djl", "frontend/openai", "frontend/aws", "frontend/kserve"},
 	"frontend/dialect":   {"api", "message"},
 	"frontend/genstream": {"message", "frontend/dialect"},
 	"frontend/djl":       {"api", "frontend/dialect", "frontend/genstream"},
