@@ -36,8 +36,8 @@ type Catalog interface {
 type Host struct {
 	// Models is the model registry.
 	Models Catalog
-	// Base is the parent of the contexts of calls that outlive nothing but
-	// their request (a registration, a scale): it is canceled with
+	// Base is the context of the registry calls a dialect makes for a
+	// request (a registration, a scale): it is canceled with
 	// batching.ErrClosed when a shutdown gives up waiting.
 	Base context.Context
 	// Started is when the server was made.

@@ -10,7 +10,8 @@ import (
 // Decode. Input is the job's input as the core built it: every header as a
 // property with a lower-case name, request_id, the body as the item "data"
 // and each query parameter as one more item. It is the job's own: it
-// outlives fasthttp's buffers.
+// outlives fasthttp's buffers. Ctx and Args are fasthttp's, valid while the
+// request's handler runs (Decode and the Reply run in it).
 type Request struct {
 	Ctx   *fasthttp.RequestCtx
 	ID    string // the request id, also the response's X-Request-Id
