@@ -475,8 +475,8 @@ func TestChatLimits(t *testing.T) {
 }
 
 // TestChatToolCallStream: tool-call deltas on the worker's lines become
-// OpenAI delta.tool_calls chunks, and a last line's whole calls go out
-// when no delta did.
+// OpenAI delta.tool_calls chunks (openai's TestChatFramerWholeCalls checks
+// that a last line's whole calls go out when no delta did).
 func TestChatToolCallStream(t *testing.T) {
 	ts, _, _ := startAWS(t, "lines")
 	chunks := chatEvents(t, ts, `{"model":"lines","stream":true,"messages":[],"tools":[{"type":"function","function":{"name":"classify"}}]}`)
@@ -494,52 +494,5 @@ func TestChatToolCallStream(t *testing.T) {
 	if first.ID != "call_7" || first.Function.Name != "classify" || first.Type != "function" || args.String() != `{"text":"hi"}` ||
 		last.FinishReason == nil || *last.FinishReason != "tool_calls" || chunks[0].Choices[0].Delta.Role != "assistant" {
 		t.Errorf("chunks %+v", chunks)
-	}
-
-	f := newChatFramer(shape{chat: true})
-	out := string(f.chunk([]byte(`{"token":null,"generated_text":"","finish_reason":"tool_calls","tool_calls":[` +
-		`{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"b","type":"function","function":{"name":"g","arguments":"{}"}}]}` + "\n")))
-	if !strings.Contains(out, `"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"f","arguments":"{}"}},{"index":1,"id":"b"`) {
-		t.Errorf("whole calls on the last line: %s", out)
-	}
-}
-
-// h2cClient speaks cleartext HTTP/2 with prior knowledge, as the AWS SDK
-// for JavaScript's Bedrock Runtime client does.
-func h2cClient() *http.Client {
-	var p http.Protocols
-	p.SetUnencryptedHTTP2(true)
-	return &http.Client{Transport: &http.Transport{Protocols: &p}}
-}
-
-// TestHTTP2 serves HTTP/2 clients on the inference listener: plain routes,
-// Converse and ConverseStream through the SDK, and errors keep their
-// shapes and headers.
-func TestHTTP2(t *testing.T) {
-	ts, _, _ := startAWS(t, "chat", "lines")
-	hc := h2cClient()
-	defer hc.CloseIdleConnections()
-	resp, err := hc.Get(ts.inf + "/ping")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.ProtoMajor != 2 || resp.StatusCode != 200 || resp.Header.Get("X-Request-Id") == "" {
-		t.Errorf("/ping over HTTP/2: %s %d %v", resp.Proto, resp.StatusCode, resp.Header)
-	}
-	c := bedrockruntime.New(bedrockruntime.Options{Region: "us-east-1", BaseEndpoint: aws.String(ts.inf),
-		Credentials: awsCreds, RetryMaxAttempts: 1, HTTPClient: hc})
-	user := []brtypes.Message{{Role: brtypes.ConversationRoleUser, Content: []brtypes.ContentBlock{&brtypes.ContentBlockMemberText{Value: "hi"}}}}
-	out, err := c.Converse(context.Background(), &bedrockruntime.ConverseInput{ModelId: aws.String("chat"), Messages: user})
-	if err != nil || out.StopReason != brtypes.StopReasonStopSequence {
-		t.Fatalf("Converse over HTTP/2: %+v, %v", out, err)
-	}
-	evs, err := streamEvents(t, c, &bedrockruntime.ConverseStreamInput{ModelId: aws.String("lines"), Messages: user})
-	if want := `start assistant|delta 0 "Hal"|delta 0 "lo"|stop 0|end end_turn|usage 5/2`; err != nil || strings.Join(evs, "|") != want {
-		t.Errorf("ConverseStream over HTTP/2: %q (%v)", evs, err)
-	}
-	_, err = c.Converse(context.Background(), &bedrockruntime.ConverseInput{ModelId: aws.String("nope"), Messages: user})
-	if rnf := new(brtypes.ResourceNotFoundException); !errors.As(err, &rnf) {
-		t.Errorf("unknown model over HTTP/2: %v", err)
 	}
 }

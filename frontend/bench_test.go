@@ -11,6 +11,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/frontend/dialect"
 	"github.com/switchyard/switchyard/message"
 )
 
@@ -52,7 +53,7 @@ func BenchmarkHandler(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	l := s.newListener(nil, planeInference|planeManagement)
+	l := s.newListener(nil, dialect.Inference|dialect.Management)
 	req := benchRequest()
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {

@@ -1,7 +1,6 @@
 package frontend
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,8 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/frontend/dialect"
 )
 
 // Sentinel errors of the server's life cycle.
@@ -48,32 +47,15 @@ const (
 	readBufferSize = 64 << 10
 )
 
-// Models is what the front-end needs from the model registry.
+// Models is what the front-end needs from the model registry: what its
+// dialects may ask (dialect.Catalog), and Submit, which only the core calls.
 type Models interface {
+	dialect.Catalog
 	// Submit enqueues j for model. It may return api.ErrModelNotFound,
 	// api.ErrNotReady, api.ErrModelFailed, batching.ErrQueueFull or
 	// batching.ErrClosed (wrapped). After a nil return the job will be
 	// answered (Finish or Fail) exactly once.
 	Submit(model string, j *batching.Job) error
-	// Names returns the registered model names, sorted.
-	Names() []string
-	// List returns a summary of every model, sorted by name.
-	List() []api.ModelSummary
-	// Describe returns the record of one model.
-	Describe(name string) (api.ModelRecord, error)
-	// Register adds a model. With req.Synchronous it returns once the model
-	// is loaded (or failed); otherwise it returns after scheduling the load.
-	Register(ctx context.Context, req api.RegisterRequest) (api.ModelRecord, error)
-	// Scale changes a model's worker counts.
-	Scale(ctx context.Context, name string, req api.ScaleRequest) error
-	// Unregister stops a model's workers and forgets the model.
-	Unregister(ctx context.Context, name string) error
-	// Health returns every model's state, keyed by name.
-	Health() map[string]api.ModelHealth
-	// Generation returns what a generative model's handler declared it can
-	// honour (the zero value when it declared nothing), or
-	// api.ErrModelNotFound.
-	Generation(name string) (api.Generation, error)
 }
 
 // Config holds the settings of a Server.

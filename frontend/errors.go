@@ -11,12 +11,12 @@ import (
 
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/frontend/dialect"
 )
 
-// Errors the front-end raises itself, before any model is involved.
+// Errors the front-end raises itself, before any model is involved; the
+// dialects' shapes read two more, dialect.ErrNoRoute and dialect.ErrMethod.
 var (
-	errNoRoute        = errors.New("frontend: no such route")
-	errMethod         = errors.New("frontend: method not allowed")
 	errHeaderTooLarge = errors.New("frontend: request header too large")
 	errReadTimeout    = errors.New("frontend: request read timeout")
 	errMalformed      = errors.New("frontend: malformed request")
@@ -29,14 +29,7 @@ var (
 // client hung up before its answer was ready; nginx uses the same number.
 const statusClientClosed = 499
 
-// problem is the JSON body of every error answer.
-type problem struct {
-	Code    int    `json:"code"`
-	Type    string `json:"type"`
-	Message string `json:"message"`
-}
-
-// httpError is an error the front-end raises with a message meant for the
+// httpError is an error the core raises with a message meant for the
 // client; it matches its sentinel with errors.Is.
 type httpError struct {
 	sentinel     error
@@ -47,35 +40,6 @@ type httpError struct {
 
 func (e *httpError) Error() string { return e.msg }
 func (e *httpError) Unwrap() error { return e.sentinel }
-
-// badRequest returns a 400 error whose message is exactly msg.
-func badRequest(msg string) error { return &httpError{sentinel: api.ErrBadRequest, msg: msg} }
-
-// badRequestf is badRequest with formatting.
-func badRequestf(format string, args ...any) error { return badRequest(fmt.Sprintf(format, args...)) }
-
-// workerError is a worker's answer with a status of 400 or more. raw, when
-// set, is a body already in the error shape that goes out as it is; body is
-// the worker's body, param and reason the field and reason word it named,
-// if any, and model the model that answered.
-type workerError struct {
-	code          int
-	msg           string
-	raw           []byte
-	body          []byte
-	param, reason string
-	model         string
-}
-
-func (e *workerError) Error() string { return e.msg }
-
-// original is the worker's own answer as text: its body, else the message.
-func (e *workerError) original() string {
-	if len(e.body) > 0 {
-		return string(e.body)
-	}
-	return e.msg
-}
 
 // errorClass maps one sentinel to a status code and an error type name.
 type errorClass struct {
@@ -90,76 +54,43 @@ type errorClass struct {
 // room answers what waits in its queue with its 507.
 var errorClasses = [...]errorClass{
 	{batching.ErrClientGone, statusClientClosed, "ClientClosedRequestException"},
-	{api.ErrInsufficientMemory, 507, kindNoMemory},
-	{batching.ErrClosed, 503, kindUnavailable},
-	{batching.ErrExpired, 503, kindUnavailable},
+	{api.ErrInsufficientMemory, 507, dialect.TypeNoMemory},
+	{batching.ErrClosed, 503, dialect.TypeUnavailable},
+	{batching.ErrExpired, 503, dialect.TypeUnavailable},
 	{api.ErrModelNotFound, 404, "ModelNotFoundException"},
 	{api.ErrModelURL, 404, "ModelNotFoundException"},
 	{api.ErrModelExists, 409, "ConflictStatusException"},
-	{api.ErrBadRequest, 400, kindBadRequest},
-	{api.ErrNotReady, 503, kindUnavailable},
-	{api.ErrModelFailed, 503, kindUnavailable},
-	{api.ErrWorkerDied, 503, kindUnavailable},
-	{api.ErrPredictTimeout, 500, kindInternal},
-	{errNoRoute, 404, "ResourceNotFoundException"},
-	{errMethod, 405, "MethodNotAllowedException"},
-	{fasthttp.ErrBodyTooLarge, 413, kindTooLarge},
+	{api.ErrBadRequest, 400, dialect.TypeBadRequest},
+	{api.ErrNotReady, 503, dialect.TypeUnavailable},
+	{api.ErrModelFailed, 503, dialect.TypeUnavailable},
+	{api.ErrWorkerDied, 503, dialect.TypeUnavailable},
+	{api.ErrPredictTimeout, 500, dialect.TypeInternal},
+	{dialect.ErrNoRoute, 404, dialect.TypeNotFound},
+	{dialect.ErrMethod, 405, "MethodNotAllowedException"},
+	{fasthttp.ErrBodyTooLarge, 413, dialect.TypeTooLarge},
 	{errHeaderTooLarge, 431, "RequestHeaderFieldsTooLargeException"},
 	{errReadTimeout, 408, "RequestTimeoutException"},
-	{errMalformed, 400, kindBadRequest},
-	{errFraming, 400, kindBadRequest},
+	{errMalformed, 400, dialect.TypeBadRequest},
+	{errFraming, 400, dialect.TypeBadRequest},
 	{errUnauthorized, 401, "UnauthorizedException"},
-	{errNotChat, 502, "BadGatewayException"},
-}
-
-const (
-	kindBadRequest  = "BadRequestException"
-	kindUnavailable = "ServiceUnavailableException"
-	kindInternal    = "InternalServerException"
-	kindNoMemory    = "InsufficientMemoryException"
-	kindTooLarge    = "PayloadTooLargeException"
-)
-
-// kindForStatus names the error type of a status that no sentinel decided:
-// a worker's own error code or the throttle code.
-func kindForStatus(code int) string {
-	switch code {
-	case 400:
-		return kindBadRequest
-	case 404:
-		return "ResourceNotFoundException"
-	case 413:
-		return kindTooLarge
-	case 424:
-		return "PredictionException"
-	case 429:
-		return "TooManyRequestsException"
-	case 503:
-		return kindUnavailable
-	case 507:
-		return kindNoMemory
-	}
-	if code < 500 {
-		return kindBadRequest
-	}
-	return kindInternal
+	{dialect.ErrBadGateway, 502, "BadGatewayException"},
 }
 
 // classify turns any error into the status code and body of its answer.
-func (s *Server) classify(err error) problem {
-	if w, ok := errors.AsType[*workerError](err); ok {
-		return problem{Code: w.code, Type: kindForStatus(w.code), Message: w.msg}
+func (s *Server) classify(err error) dialect.Problem {
+	if w, ok := errors.AsType[*dialect.WorkerError](err); ok {
+		return dialect.Problem{Code: w.Code, Type: dialect.StatusType(w.Code), Message: w.Msg}
 	}
 	msg := publicMessage(err)
 	if errors.Is(err, batching.ErrQueueFull) {
-		return problem{Code: s.cfg.ThrottleCode, Type: kindForStatus(s.cfg.ThrottleCode), Message: msg}
+		return dialect.Problem{Code: s.cfg.ThrottleCode, Type: dialect.StatusType(s.cfg.ThrottleCode), Message: msg}
 	}
 	for _, c := range errorClasses {
 		if errors.Is(err, c.target) {
-			return problem{Code: c.code, Type: c.kind, Message: msg}
+			return dialect.Problem{Code: c.code, Type: c.kind, Message: msg}
 		}
 	}
-	return problem{Code: 500, Type: kindInternal, Message: msg}
+	return dialect.Problem{Code: 500, Type: dialect.TypeInternal, Message: msg}
 }
 
 // packagePrefixes are the prefixes of the sentinel errors of switchyard's
@@ -184,10 +115,10 @@ func publicMessage(err error) string {
 
 // writeError is the one place where an error becomes an HTTP answer: it
 // picks the status and type, adds Retry-After or Allow where they belong,
-// writes the JSON body (in the shape of the request's API: switchyard's,
-// OpenAI's on /v1/..., SageMaker's or Bedrock's on their routes) and logs
-// server-side failures with the request id.
-func (s *Server) writeError(ctx *fasthttp.RequestCtx, err error) {
+// has route r's dialect write the body in its shape (switchyard's when r is
+// nil or has no shape of its own) and logs server-side failures with the
+// request id.
+func (s *Server) writeError(ctx *fasthttp.RequestCtx, r *dialect.Route, err error) {
 	p := s.classify(err)
 	if errors.Is(err, batching.ErrQueueFull) {
 		ctx.Response.Header.Set("Retry-After", "1")
@@ -201,19 +132,26 @@ func (s *Server) writeError(ctx *fasthttp.RequestCtx, err error) {
 	if errors.Is(err, errFraming) {
 		ctx.SetConnectionClose()
 	}
-	w, raw := errors.AsType[*workerError](err)
-	switch {
-	case s.writeShaped(ctx, p, err): // the OpenAI and AWS routes' own shapes
-	case raw && w.raw != nil:
-		writeRawJSON(ctx, w.code, w.raw)
-	default:
-		writeJSON(ctx, p.Code, p)
+	if r != nil && r.WriteError != nil {
+		r.WriteError(ctx, p, err)
+	} else {
+		writeProblem(ctx, p, err)
 	}
 	s.logFailure(ctx, p, err)
 }
 
+// writeProblem writes p in switchyard's shape, {"code", "type", "message"};
+// a worker's 4xx body already in that shape goes out as it is.
+func writeProblem(ctx *fasthttp.RequestCtx, p dialect.Problem, err error) {
+	if w, ok := errors.AsType[*dialect.WorkerError](err); ok && w.Raw != nil {
+		dialect.WriteRawJSON(ctx, w.Code, w.Raw)
+		return
+	}
+	dialect.WriteJSON(ctx, p.Code, p)
+}
+
 // logFailure logs 5xx answers at warn and the rest at debug.
-func (s *Server) logFailure(ctx *fasthttp.RequestCtx, p problem, err error) {
+func (s *Server) logFailure(ctx *fasthttp.RequestCtx, p dialect.Problem, err error) {
 	level := zap.DebugLevel
 	if p.Code >= 500 {
 		level = zap.WarnLevel
@@ -232,7 +170,8 @@ func (s *Server) logFailure(ctx *fasthttp.RequestCtx, p problem, err error) {
 // handler runs (too large, malformed, too slow) still get the JSON shape.
 func (s *Server) handleParseError(ctx *fasthttp.RequestCtx, err error) {
 	s.requestID(ctx)
-	s.writeError(ctx, parseFailure(err, s.cfg.MaxRequestSize))
+	r, _ := s.routes.match(ctx.Path())
+	s.writeError(ctx, r, parseFailure(err, s.cfg.MaxRequestSize))
 }
 
 // parseFailure wraps a fasthttp read error in the sentinel that gives its

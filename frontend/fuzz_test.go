@@ -15,8 +15,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/frontend/awsapi"
+	"github.com/switchyard/switchyard/frontend/dialect"
 	"github.com/switchyard/switchyard/message"
 )
 
@@ -61,7 +61,7 @@ func startMemServer(tb testing.TB, m Models) *memServer {
 	}
 	ln := fasthttputil.NewInmemoryListener()
 	s.mu.Lock()
-	s.listeners = []*listener{s.newListener(ln, planeInference|planeManagement)}
+	s.listeners = []*listener{s.newListener(ln, dialect.Inference|dialect.Management)}
 	s.state = stateListening
 	s.mu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -124,14 +124,14 @@ func FuzzRequest(f *testing.F) {
 		if err := ms.roundTrip(req, resp); err != nil {
 			return // the client would not send it, or the server hung up on garbage
 		}
-		checkAnswer(t, req, resp)
+		checkAnswer(t, ms.routes, req, resp)
 		if n := ms.logs.FilterMessage("handler panicked").Len(); n > 0 {
 			t.Fatalf("%d handler panics: %v", n, ms.logs.All()[0].ContextMap())
 		}
 	})
 }
 
-func checkAnswer(t *testing.T, req *fasthttp.Request, resp *fasthttp.Response) {
+func checkAnswer(t *testing.T, routes routeTable, req *fasthttp.Request, resp *fasthttp.Response) {
 	code := resp.StatusCode()
 	if code < 100 || code > 599 {
 		t.Fatalf("status %d", code)
@@ -143,7 +143,7 @@ func checkAnswer(t *testing.T, req *fasthttp.Request, resp *fasthttp.Response) {
 		return
 	}
 	body := resp.Body()
-	if r, _ := matchRoute(req.URI().Path()); r == routePing {
+	if dialect.SplitPath(req.URI().Path()).Is(1, "ping") {
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(body, &m); err != nil {
 			t.Fatalf("/ping body %q: %v", body, err)
@@ -154,27 +154,37 @@ func checkAnswer(t *testing.T, req *fasthttp.Request, resp *fasthttp.Response) {
 	if code == 400 && bytes.Contains(body, []byte("Malformed HTTP request")) {
 		path = nil // the server could not read the path: switchyard's own shape
 	}
-	if err := checkErrorShape(path, code, string(resp.Header.Peek(awsapi.HeaderErrorType)), body); err != nil {
+	if err := checkErrorShape(errorAPI(routes, path), code, string(resp.Header.Peek(awsapi.HeaderErrorType)), body); err != nil {
 		t.Fatalf("status %d with body %q: %v", code, body, err)
 	}
 }
 
+// FuzzMatchRoute checks the route table: a route that a listener serves
+// takes a method and has a handler, and a path's variable segments are
+// never empty and hold no slash (but in a Converse model id, which the aws
+// dialect's FuzzMatch checks).
 func FuzzMatchRoute(f *testing.F) {
 	for _, p := range []string{"/models/a/invoke", "/predictions/a/b", "/v2/health/live", "//x", "/a/b/c/d/e/",
-		"/endpoints/e/invocations", "/model/arn:aws:bedrock:us-east-1:1:inference-profile/us.m/converse-stream"} {
+		"/endpoints/e/invocations", "/model/arn:aws:bedrock:us-east-1:1:inference-profile/us.m/converse-stream", "/v1/x"} {
 		f.Add(p)
 	}
+	s, err := New(Config{InferenceAddr: "x", ManagementAddr: "x"}, newFake())
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, path string) {
-		r, a := matchRoute([]byte(path))
-		if r == routeNone {
+		r, a := s.routes.match([]byte(path))
+		if r == nil {
 			return
 		}
-		if int(r) >= len(routeSpecs) || routeSpecs[r].methods == 0 {
-			t.Fatalf("route %d has no spec", r)
+		if r.Plane != 0 && (r.Methods == 0 || (r.Serve == nil) == (r.Decode == nil)) {
+			t.Fatalf("%q: route %+v takes no method or has not one handler", path, r)
 		}
-		converse := r == routeConverse || r == routeConverseStream // a model id may be an ARN, with slashes
-		for _, seg := range [][]byte{a.name, a.version} {
-			if seg != nil && (len(seg) == 0 || !converse && bytes.IndexByte(seg, '/') >= 0) {
+		if errorAPI(s.routes, []byte(path)) == "aws" {
+			return
+		}
+		for _, seg := range [][]byte{a.Name, a.Version} {
+			if seg != nil && (len(seg) == 0 || bytes.IndexByte(seg, '/') >= 0) {
 				t.Fatalf("%q: segment %q", path, seg)
 			}
 		}
@@ -193,79 +203,13 @@ func FuzzWorkerFailure(f *testing.F) {
 			return
 		}
 		w := workerFailure(context.Background(), &message.Response{Code: code, Body: body, Message: msg}, code)
-		if w.code != code || w.msg == "" {
+		if w.Code != code || w.Msg == "" {
 			t.Fatalf("workerFailure = %#v", w)
 		}
-		if w.raw != nil && !isProblem(w.raw) {
-			t.Fatalf("passed through %q", w.raw)
+		if w.Raw != nil && !isProblem(w.Raw) {
+			t.Fatalf("passed through %q", w.Raw)
 		}
 	})
-}
-
-// FuzzManagementParams feeds random query strings and bodies to the
-// parsers of the management parameters: none may panic, a refusal is a 400
-// whose message quotes input briefly, and what they accept is consistent.
-func FuzzManagementParams(f *testing.F) {
-	seeds := []struct{ query, body string }{
-		{"url=/m/langid&model_name=lid&batch_size=4&min_worker=1&max_worker=2", ""},
-		{"", `{"url":"s3://b/x.tar.gz","synchronous":false,"max_worker":"3"}`},
-		{"min_worker=1000000000&max_worker=1000000000&synchronous=false", ""},
-		{"min_worker=99999999999999999999", ""},
-		{"limit=0&next_page_token=-1", ""},
-		{"synchronous=maybe", `{"min_worker":null,"url":7}`},
-		{"url=" + strings.Repeat("u", 300), `[1,2]`},
-	}
-	for _, s := range seeds {
-		f.Add(s.query, []byte(s.body))
-	}
-	f.Fuzz(func(t *testing.T, query string, body []byte) {
-		var ctx fasthttp.RequestCtx
-		ctx.Request.URI().SetQueryString(query)
-		ctx.Request.SetBody(body)
-		p, err := readParams(&ctx)
-		if err != nil {
-			checkRefusal(t, err)
-			return
-		}
-		if req, err := registerRequest(p); err != nil {
-			checkRefusal(t, err)
-		} else if req.URL == "" || !validModelName(req.ModelName) || !ordered(req.MinWorker, req.MaxWorker) {
-			t.Fatalf("register request %+v accepted", req)
-		}
-		if req, err := scaleRequest(p); err != nil {
-			checkRefusal(t, err)
-		} else if req.MinWorker == nil && req.MaxWorker == nil || !ordered(req.MinWorker, req.MaxWorker) {
-			t.Fatalf("scale request %+v accepted", req)
-		}
-		if limit, offset, err := pageArgs(ctx.QueryArgs()); err != nil {
-			checkRefusal(t, err)
-		} else if limit < 1 || limit > maxPage || offset < 0 {
-			t.Fatalf("page %d at %d accepted", limit, offset)
-		}
-	})
-}
-
-// ordered reports whether two optional counts are not negative and lo is
-// not above hi.
-func ordered(lo, hi *int) bool {
-	switch {
-	case lo != nil && *lo < 0, hi != nil && *hi < 0:
-		return false
-	case lo != nil && hi != nil:
-		return *lo <= *hi
-	}
-	return true
-}
-
-// checkRefusal checks that err is a 400 whose message is short.
-func checkRefusal(t *testing.T, err error) {
-	t.Helper()
-	if !errors.Is(err, api.ErrBadRequest) {
-		t.Fatalf("refusal %v is not a bad request", err)
-	}
-	if len(err.Error()) > 2*api.QuoteLimit+200 {
-		t.Fatalf("refusal of %d bytes: %.300s", len(err.Error()), err)
-	}
 }
 
 // FuzzGuard feeds random raw headers and Authorization values to the

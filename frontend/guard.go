@@ -8,6 +8,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
+
+	"github.com/switchyard/switchyard/frontend/dialect"
 )
 
 // The checks below run before a route's handler: message framing, and the
@@ -67,11 +69,11 @@ func newToken(secret string, metrics bool) *token {
 // guards reports whether route r requires the token: every management
 // route, /metrics only when asked. Inference routes never do, also when
 // one listener serves both tables.
-func (t *token) guards(r route) bool {
-	if t == nil || routeSpecs[r].plane != planeManagement {
+func (t *token) guards(r, metrics *dialect.Route) bool {
+	if t == nil || r == nil || r.Plane != dialect.Management {
 		return false
 	}
-	return r != routeMetrics || t.metrics
+	return r != metrics || t.metrics
 }
 
 // check returns nil when the Authorization header carries the token as a
@@ -114,29 +116,29 @@ func authenticate(h *httpError) string {
 // reading the body. Otherwise the client is told to continue.
 func (l *listener) expect(ctx *fasthttp.RequestCtx) int {
 	s := l.srv
+	r, _ := s.routes.match(ctx.Path())
 	err := checkFraming(&ctx.Request.Header)
 	if err == nil && ctx.Request.Header.ContentLength() > s.cfg.MaxRequestSize {
 		err = parseFailure(fasthttp.ErrBodyTooLarge, s.cfg.MaxRequestSize)
 	}
 	if err == nil {
-		r, _ := matchRoute(ctx.Path())
 		err = l.admit(ctx, r)
 	}
 	if err == nil {
 		return fasthttp.StatusContinue
 	}
 	s.requestID(ctx)
-	s.writeError(ctx, err)
+	s.writeError(ctx, r, err)
 	return ctx.Response.StatusCode()
 }
 
 // admit checks that the listener serves route r and the request's method
 // and, for a guarded route, the token.
-func (l *listener) admit(ctx *fasthttp.RequestCtx, r route) error {
+func (l *listener) admit(ctx *fasthttp.RequestCtx, r *dialect.Route) error {
 	if err := l.check(ctx, r); err != nil {
 		return err
 	}
-	if l.srv.token.guards(r) {
+	if l.srv.token.guards(r, &l.srv.own.metrics) {
 		return l.srv.token.check(&ctx.Request.Header)
 	}
 	return nil
@@ -151,7 +153,7 @@ func (s *Server) warnOpenManagement() {
 	}
 	for _, l := range s.listeners {
 		addr, ok := l.ln.Addr().(*net.TCPAddr)
-		if l.planes&planeManagement != 0 && ok && !addr.IP.IsLoopback() {
+		if l.planes&dialect.Management != 0 && ok && !addr.IP.IsLoopback() {
 			s.log.Warn("the management API listens on a non-loopback address without a token: anyone who reaches it can register, scale and remove models; set management_token",
 				zap.String("address", addr.String()))
 		}

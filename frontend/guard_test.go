@@ -346,7 +346,7 @@ func TestPublicMessage(t *testing.T) {
 func TestUnauthorizedBody(t *testing.T) {
 	var ctx fasthttp.RequestCtx
 	s := &Server{log: zap.NewNop()}
-	s.writeError(&ctx, &httpError{sentinel: errUnauthorized, msg: "no"})
+	s.writeError(&ctx, nil, &httpError{sentinel: errUnauthorized, msg: "no"})
 	var p problem
 	if err := json.Unmarshal(ctx.Response.Body(), &p); err != nil || p.Code != 401 || p.Type != "UnauthorizedException" {
 		t.Errorf("body %s: %+v, %v", ctx.Response.Body(), p, err)

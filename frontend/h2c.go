@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/switchyard/switchyard/frontend/dialect"
 )
 
 // HTTP/2 without TLS on the inference listener.
@@ -292,9 +294,9 @@ func bridgeError(log *zap.Logger) func(http.ResponseWriter, *http.Request, error
 			return // the client left
 		}
 		log.Debug("HTTP/2 request not forwarded", zap.String("path", r.URL.Path), zap.Error(err))
-		w.Header().Set("Content-Type", contentTypeJSON)
+		w.Header().Set("Content-Type", dialect.ContentTypeJSON)
 		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = io.WriteString(w, `{"code": 503, "type": "`+kindUnavailable+`", "message": "The server is stopping."}`+"\n")
+		_, _ = io.WriteString(w, `{"code": 503, "type": "`+dialect.TypeUnavailable+`", "message": "The server is stopping."}`+"\n")
 	}
 }
 

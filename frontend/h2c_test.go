@@ -3,11 +3,17 @@ package frontend
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	brtypes "github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 )
 
 func TestReadHead(t *testing.T) {
@@ -89,5 +95,45 @@ func TestShutdownWithSilentConnection(t *testing.T) {
 	cancel()
 	if err := <-served; err != nil {
 		t.Fatalf("Serve: %v", err)
+	}
+}
+
+// h2cClient speaks cleartext HTTP/2 with prior knowledge, as the AWS SDK
+// for JavaScript's Bedrock Runtime client does.
+func h2cClient() *http.Client {
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	return &http.Client{Transport: &http.Transport{Protocols: &p}}
+}
+
+// TestHTTP2 serves HTTP/2 clients on the inference listener: plain routes,
+// Converse and ConverseStream through the SDK, and errors keep their
+// shapes and headers.
+func TestHTTP2(t *testing.T) {
+	ts, _, _ := startAWS(t, "chat", "lines")
+	hc := h2cClient()
+	defer hc.CloseIdleConnections()
+	resp, err := hc.Get(ts.inf + "/ping")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.ProtoMajor != 2 || resp.StatusCode != 200 || resp.Header.Get("X-Request-Id") == "" {
+		t.Errorf("/ping over HTTP/2: %s %d %v", resp.Proto, resp.StatusCode, resp.Header)
+	}
+	c := bedrockruntime.New(bedrockruntime.Options{Region: "us-east-1", BaseEndpoint: aws.String(ts.inf),
+		Credentials: awsCreds, RetryMaxAttempts: 1, HTTPClient: hc})
+	user := []brtypes.Message{{Role: brtypes.ConversationRoleUser, Content: []brtypes.ContentBlock{&brtypes.ContentBlockMemberText{Value: "hi"}}}}
+	out, err := c.Converse(context.Background(), &bedrockruntime.ConverseInput{ModelId: aws.String("chat"), Messages: user})
+	if err != nil || out.StopReason != brtypes.StopReasonStopSequence {
+		t.Fatalf("Converse over HTTP/2: %+v, %v", out, err)
+	}
+	evs, err := streamEvents(t, c, &bedrockruntime.ConverseStreamInput{ModelId: aws.String("lines"), Messages: user})
+	if want := `start assistant|delta 0 "Hal"|delta 0 "lo"|stop 0|end end_turn|usage 5/2`; err != nil || strings.Join(evs, "|") != want {
+		t.Errorf("ConverseStream over HTTP/2: %q (%v)", evs, err)
+	}
+	_, err = c.Converse(context.Background(), &bedrockruntime.ConverseInput{ModelId: aws.String("nope"), Messages: user})
+	if rnf := new(brtypes.ResourceNotFoundException); !errors.As(err, &rnf) {
+		t.Errorf("unknown model over HTTP/2: %v", err)
 	}
 }

@@ -14,6 +14,9 @@ import (
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/switchyard/switchyard/frontend/dialect"
+	"github.com/switchyard/switchyard/frontend/genstream"
 )
 
 // Two fasthttp goroutines are not ours to own: the process-wide one that
@@ -27,6 +30,37 @@ var leakOptions = []goleak.Option{
 }
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m, leakOptions...) }
+
+// Names the tests share with the packages that own them now.
+type (
+	problem       = dialect.Problem
+	plane         = dialect.Plane
+	chatUsage     = genstream.Usage
+	toolCallDelta = genstream.ToolCallDelta
+)
+
+const (
+	contentTypeJSON = dialect.ContentTypeJSON
+	contentTypeSSE  = genstream.ContentTypeSSE
+	sseDone         = genstream.SSEDone
+	planeInference  = dialect.Inference
+	planeManagement = dialect.Management
+	maxModelName    = dialect.MaxModelName
+	maxPage         = 100 // djl's largest page of GET /models
+)
+
+// statusBody is the answer of the management calls that change something.
+type statusBody struct {
+	Status string `json:"status"`
+}
+
+// openAIErrorDetail is the "error" member of OpenAI's error body.
+type openAIErrorDetail struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    *string `json:"code"`
+}
 
 // testServer is a running Server on 127.0.0.1 with a fake registry.
 type testServer struct {
@@ -114,20 +148,30 @@ func mustProblem(t *testing.T, resp *http.Response, body []byte) problem {
 	return p
 }
 
-// checkErrorShape checks an error body against the shape of its path's
-// API: switchyard's {"code", "type", "message"} (code equal to the status),
-// OpenAI's {"error": {...}} on /v1/..., and an AWS error code header with a
+// errorAPI names the API whose error shape answers path: "openai" or
+// "aws" for the paths those dialects take (a dialect's routes, and OpenAI's
+// claim of /v1/...), "" for switchyard's own.
+func errorAPI(routes routeTable, path []byte) string {
+	if o := ownerOf(routes, path); o == "openai" || o == "aws" {
+		return o
+	}
+	return ""
+}
+
+// checkErrorShape checks an error body against the shape of its API (see
+// errorAPI): switchyard's {"code", "type", "message"} (code equal to the
+// status), OpenAI's {"error": {...}}, and an AWS error code header with a
 // JSON message on the AWS routes.
-func checkErrorShape(path []byte, code int, awsType string, body []byte) error {
-	switch apiOfPath(path) {
-	case apiOpenAI:
+func checkErrorShape(api string, code int, awsType string, body []byte) error {
+	switch api {
+	case "openai":
 		var e struct {
 			Error *openAIErrorDetail `json:"error"`
 		}
 		if err := json.Unmarshal(body, &e); err != nil || e.Error == nil || e.Error.Message == "" || e.Error.Type == "" {
 			return fmt.Errorf("not an OpenAI error (%v)", err)
 		}
-	case apiSageMaker, apiBedrock:
+	case "aws":
 		var m map[string]any
 		if err := json.Unmarshal(body, &m); err != nil || awsType == "" || (m["Message"] == nil && m["message"] == nil) {
 			return fmt.Errorf("not an AWS error: type %q (%v)", awsType, err)

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/frontend/dialect"
 )
 
 // listener is one bound address with its fasthttp server and the route
@@ -18,7 +19,7 @@ import (
 // ones; both exist from Serve on.
 type listener struct {
 	srv     *Server
-	planes  plane
+	planes  dialect.Plane
 	ln      net.Listener
 	fs      *fasthttp.Server
 	serving sync.WaitGroup
@@ -26,7 +27,7 @@ type listener struct {
 	h2      *h2Bridge
 }
 
-func (s *Server) newListener(ln net.Listener, planes plane) *listener {
+func (s *Server) newListener(ln net.Listener, planes dialect.Plane) *listener {
 	l := &listener{srv: s, planes: planes, ln: ln}
 	l.fs = &fasthttp.Server{
 		Handler:                      l.handle,
@@ -49,7 +50,7 @@ func (s *Server) newListener(ln net.Listener, planes plane) *listener {
 // prepare sets up what Serve needs beyond fasthttp: on an inference
 // listener, the split by protocol and the HTTP/2 bridge.
 func (l *listener) prepare() {
-	if l.planes&planeInference == 0 {
+	if l.planes&dialect.Inference == 0 {
 		return
 	}
 	l.split = newSplitListener(l.ln)
@@ -87,89 +88,48 @@ func (l *listener) shutdown() {
 	}
 }
 
-// handle is the fasthttp handler: request id, framing, route, method,
+// handle is the fasthttp handler: request id, route, framing, method,
 // token, then the route's handler; any error it returns goes through
-// writeError.
+// writeError, in the shape of the route's dialect.
 func (l *listener) handle(ctx *fasthttp.RequestCtx) {
 	s := l.srv
 	id := s.requestID(ctx)
-	defer s.recoverPanic(ctx, id)
+	var r *dialect.Route
+	defer s.recoverPanic(ctx, id, &r)
+	r, args := s.routes.match(ctx.Path())
 	if err := checkFraming(&ctx.Request.Header); err != nil {
-		s.writeError(ctx, err)
+		s.writeError(ctx, r, err)
 		return
 	}
-	r, args := matchRoute(ctx.Path())
 	if err := l.admit(ctx, r); err != nil {
-		s.writeError(ctx, err)
+		s.writeError(ctx, r, err)
 		return
 	}
-	if r.inferenceRoute() {
+	if r.Decode != nil {
 		s.serveInference(ctx, r, args, id)
 		return
 	}
-	if err := s.serveOther(ctx, r, args); err != nil {
-		s.writeError(ctx, err)
+	if err := r.Serve(ctx, args); err != nil {
+		s.writeError(ctx, r, err)
 	}
 }
 
 // check returns a 404 error for a route this listener does not serve and
 // a 405 error (with Allow) for a method the route does not take.
-func (l *listener) check(ctx *fasthttp.RequestCtx, r route) error {
-	if r == routeNone || routeSpecs[r].plane&l.planes == 0 {
-		return &httpError{sentinel: errNoRoute, msg: fmt.Sprintf("Resource %s not found.", api.Quote(ctx.Path()))}
+func (l *listener) check(ctx *fasthttp.RequestCtx, r *dialect.Route) error {
+	if r == nil || r.Plane&l.planes == 0 {
+		return &httpError{sentinel: dialect.ErrNoRoute, msg: fmt.Sprintf("Resource %s not found.", api.Quote(ctx.Path()))}
 	}
-	spec := routeSpecs[r]
-	if parseMethod(ctx.Method())&spec.methods == 0 {
+	if dialect.ParseMethod(ctx.Method())&r.Methods == 0 {
 		msg := fmt.Sprintf("Method %s is not allowed on %s.", api.Quote(ctx.Method()), api.Quote(ctx.Path()))
-		return &httpError{sentinel: errMethod, msg: msg, allow: spec.allow}
+		return &httpError{sentinel: dialect.ErrMethod, msg: msg, allow: r.Methods.Allow()}
 	}
 	return nil
 }
 
-// serveOther runs the handlers that do not talk to a model's queue.
-func (s *Server) serveOther(ctx *fasthttp.RequestCtx, r route, a pathArgs) error {
-	switch r {
-	case routePing:
-		return s.ping(ctx)
-	case routeLive:
-		return nil
-	case routeReady:
-		return s.ready(ctx)
-	case routeV1Models:
-		return s.openAIModels(ctx)
-	case routeV1Model:
-		return s.openAIModelByName(ctx, string(a.name))
-	case routeModels:
-		if ctx.IsPost() {
-			return s.register(ctx)
-		}
-		return s.list(ctx)
-	case routeModel:
-		return s.serveModel(ctx, string(a.name))
-	case routeMetrics:
-		s.metrics(ctx)
-		return nil
-	}
-	return &httpError{sentinel: errNoRoute, msg: "Resource not found."}
-}
-
-// serveModel dispatches /models/{name} by method.
-func (s *Server) serveModel(ctx *fasthttp.RequestCtx, name string) error {
-	if err := checkModelName(name); err != nil {
-		return err
-	}
-	switch {
-	case ctx.IsPut():
-		return s.scale(ctx, name)
-	case ctx.IsDelete():
-		return s.unregister(ctx, name)
-	}
-	return s.describe(ctx, name)
-}
-
 // recoverPanic turns a handler panic into a logged 500 answer instead of a
 // dead process (fasthttp recovers nothing).
-func (s *Server) recoverPanic(ctx *fasthttp.RequestCtx, id string) {
+func (s *Server) recoverPanic(ctx *fasthttp.RequestCtx, id string, r **dialect.Route) {
 	v := recover()
 	if v == nil {
 		return
@@ -177,7 +137,7 @@ func (s *Server) recoverPanic(ctx *fasthttp.RequestCtx, id string) {
 	s.log.Error("handler panicked", zap.String("request_id", id), zap.Any("panic", v), zap.StackSkip("stack", 1))
 	ctx.Response.Reset()
 	ctx.Response.Header.Set(headerRequestID, id)
-	s.writeError(ctx, fmt.Errorf("%w: %v", errPanic, v))
+	s.writeError(ctx, *r, fmt.Errorf("%w: %v", errPanic, v))
 }
 
 // fastLogger sends fasthttp's own messages to zap at debug level: they are

@@ -2,7 +2,6 @@ package frontend
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -12,77 +11,6 @@ import (
 	"github.com/switchyard/switchyard/batching"
 	"github.com/switchyard/switchyard/message"
 )
-
-func TestParseChatRequest(t *testing.T) {
-	cases := []struct {
-		name, body string
-		model      string
-		usage      bool
-		bad        string // part of the 400 message, "" for none
-	}{
-		{"model and usage", `{"model":"m","stream":true,"stream_options":{"include_usage":true}}`, "m", true, ""},
-		{"no model", `{"messages":[]}`, "", false, ""},
-		{"null fields", `{"model":null,"stream_options":null}`, "", false, ""},
-		{"usage false", `{"stream_options":{"include_usage":false}}`, "", false, ""},
-		{"model not a string", `{"model":5}`, "", false, "Field model"},
-		{"usage not a boolean", `{"stream_options":{"include_usage":"yes"}}`, "", false, "include_usage"},
-		{"options not an object", `{"stream_options":[]}`, "", false, "stream_options"},
-		{"not JSON", `nope`, "", false, "not a JSON object"},
-		{"null body", `null`, "", false, "not a JSON object"},
-		{"array body", `[]`, "", false, "not a JSON object"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			req, err := parseChatRequest([]byte(c.body))
-			if c.bad != "" {
-				if !errors.Is(err, api.ErrBadRequest) || !strings.Contains(err.Error(), c.bad) {
-					t.Fatalf("err = %v, want a 400 naming %q", err, c.bad)
-				}
-				return
-			}
-			if err != nil || req.model != c.model || req.includeUsage != c.usage {
-				t.Fatalf("parseChatRequest = %+v, %v", req, err)
-			}
-		})
-	}
-}
-
-func TestWithModel(t *testing.T) {
-	cases := []struct {
-		name, body, want string
-		ok               bool
-	}{
-		{"replaced in place", `{"id":"x", "model":"hub/id","choices":[{"a":1}]}`, `{"id":"x","model":"m","choices":[{"a":1}]}`, true},
-		{"added", `{"id":"x"}`, `{"id":"x","model":"m"}`, true},
-		{"empty object", ` {} `, `{"model":"m"}`, true},
-		{"escaped keys kept", `{"a\"b":1,"model":{"deep":true}}`, `{"a\"b":1,"model":"m"}`, true},
-		{"array", `[1]`, "", false},
-		{"trailing data", `{"a":1}{"b":2}`, "", false},
-		{"broken", `{"a":`, "", false},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			got, ok := withModel([]byte(c.body), "m")
-			if ok != c.ok || string(got) != c.want {
-				t.Errorf("withModel(%s) = %s, %v; want %s, %v", c.body, got, ok, c.want, c.ok)
-			}
-		})
-	}
-}
-
-func TestChatFinish(t *testing.T) {
-	cases := map[string]string{
-		"eos": "stop", "stop": "stop", "": "stop", "length": "length",
-		"error": "error", "canceled": "error", "tool_calls": "tool_calls",
-	}
-	for in, want := range cases {
-		t.Run(in, func(t *testing.T) {
-			if got := chatFinish(in); got != want {
-				t.Errorf("chatFinish(%q) = %q, want %q", in, got, want)
-			}
-		})
-	}
-}
 
 func TestChatCompletion(t *testing.T) {
 	f := newFake("chat")
@@ -116,6 +44,29 @@ func TestChatCompletion(t *testing.T) {
 	if !strings.Contains(resp.Header.Get("X-Switchyard-Warning"), "max_new_tokens") {
 		t.Errorf("warning header %q", resp.Header.Get("X-Switchyard-Warning"))
 	}
+}
+
+// chatChunk is one chat.completion.chunk event, as a client reads it.
+type chatChunk struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	Model   string `json:"model"`
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			Role      string          `json:"role"`
+			Content   *string         `json:"content"`
+			ToolCalls []toolCallDelta `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *chatUsage `json:"usage"`
+	Error *struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+		Code    int    `json:"code"`
+	} `json:"error"`
 }
 
 // chatEvents posts a streamed chat request and returns the chunks of the
@@ -196,7 +147,7 @@ func TestChatStream(t *testing.T) {
 		t.Errorf("finish chunk %+v", fin)
 	}
 	last := chunks[len(chunks)-1]
-	if len(last.Choices) != 0 || last.Usage == nil || *last.Usage != (chatUsage{5, 3, 8}) {
+	if len(last.Choices) != 0 || last.Usage == nil || *last.Usage != (chatUsage{PromptTokens: 5, CompletionTokens: 3, TotalTokens: 8}) {
 		t.Errorf("usage chunk %+v", last)
 	}
 }

@@ -9,6 +9,11 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/frontend/aws"
+	"github.com/switchyard/switchyard/frontend/dialect"
+	"github.com/switchyard/switchyard/frontend/djl"
+	"github.com/switchyard/switchyard/frontend/kserve"
+	"github.com/switchyard/switchyard/frontend/openai"
 )
 
 func TestRoutes(t *testing.T) {
@@ -84,50 +89,80 @@ func TestRoutes(t *testing.T) {
 	}
 }
 
+// TestMatchRoute checks which dialect of the route table takes a path, and
+// the path's variable segments; each dialect's own TestMatch checks which of
+// its routes.
 func TestMatchRoute(t *testing.T) {
+	s := newServer(t, newFake())
 	cases := []struct {
-		path          string
-		want          route
+		path, owner   string
 		name, version string
 	}{
-		{"/invocations", routeInvocations, "", ""},
-		{"/models", routeModels, "", ""},
-		{"/models/", routeModels, "", ""},
-		{"/models/a", routeModel, "a", ""},
-		{"/models/a/invoke", routeInvoke, "a", ""},
-		{"/models/a/other", routeNone, "", ""},
-		{"/predictions/a/2", routePredict, "a", "2"},
-		{"/predictions", routeNone, "", ""},
-		{"/v1/chat/completions", routeChat, "", ""},
-		{"/v1/chat", routeNone, "", ""},
-		{"/v1/models", routeV1Models, "", ""},
-		{"/v1/models/a", routeV1Model, "a", ""},
-		{"/v1/models/a/b", routeNone, "", ""},
-		{"/v1", routeNone, "", ""},
-		{"/v2/health/live", routeLive, "", ""},
-		{"/v2/health/ready/x", routeNone, "", ""},
-		{"/endpoints/e/invocations", routeSMInvoke, "e", ""},
-		{"/endpoints/e/invocations-response-stream", routeSMStream, "e", ""},
-		{"/endpoints/e", routeNone, "", ""},
-		{"/endpoints/e/other", routeNone, "", ""},
-		{"/model/us.m/converse", routeConverse, "us.m", ""},
-		{"/model/m/converse-stream/", routeConverseStream, "m", ""},
-		{"/model/arn:aws:bedrock:us-east-1:1:inference-profile/us.m/converse", routeConverse,
+		{"/invocations", "djl", "", ""},
+		{"/models", "djl", "", ""},
+		{"/models/", "djl", "", ""},
+		{"/models/a", "djl", "a", ""},
+		{"/models/a/invoke", "djl", "a", ""},
+		{"/models/a/other", "", "", ""},
+		{"/predictions/a/2", "djl", "a", "2"},
+		{"/predictions", "", "", ""},
+		{"/ping", "djl", "", ""},
+		{"/v1/chat/completions", "openai", "", ""},
+		{"/v1/chat", "openai", "", ""}, // no route, OpenAI's 404
+		{"/v1/models", "openai", "", ""},
+		{"/v1/models/a", "openai", "a", ""},
+		{"/v1/models/a/b", "openai", "", ""},
+		{"/v1", "", "", ""},
+		{"/v2/health/live", "kserve", "", ""},
+		{"/v2/health/ready/x", "", "", ""},
+		{"/endpoints/e/invocations", "aws", "e", ""},
+		{"/endpoints/e/invocations-response-stream", "aws", "e", ""},
+		{"/endpoints/e", "", "", ""},
+		{"/endpoints/e/other", "", "", ""},
+		{"/model/us.m/converse", "aws", "us.m", ""},
+		{"/model/m/converse-stream/", "aws", "m", ""},
+		{"/model/arn:aws:bedrock:us-east-1:1:inference-profile/us.m/converse", "aws",
 			"arn:aws:bedrock:us-east-1:1:inference-profile/us.m", ""},
-		{"/model/m/invoke", routeNone, "", ""},
-		{"/model/converse", routeNone, "", ""},
-		{"//ping", routeNone, "", ""},
-		{"/a/b/c/d/e", routeNone, "", ""},
-		{"", routeNone, "", ""},
+		{"/model/m/invoke", "", "", ""},
+		{"/model/converse", "", "", ""},
+		{"/metrics", "core", "", ""},
+		{"//ping", "", "", ""},
+		{"/a/b/c/d/e", "", "", ""},
+		{"", "", "", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.path, func(t *testing.T) {
-			got, args := matchRoute([]byte(c.path))
-			if got != c.want || string(args.name) != c.name || string(args.version) != c.version {
-				t.Errorf("matchRoute(%q) = %v %q %q, want %v %q %q", c.path, got, args.name, args.version, c.want, c.name, c.version)
+			r, args := s.routes.match([]byte(c.path))
+			owner := ownerOf(s.routes, []byte(c.path))
+			if owner != c.owner || (r != nil) != (c.owner != "") || string(args.Name) != c.name || string(args.Version) != c.version {
+				t.Errorf("match(%q) = %s %q %q, want %s %q %q", c.path, owner, args.Name, args.Version, c.owner, c.name, c.version)
 			}
 		})
 	}
+}
+
+// ownerOf names the dialect of routes that takes path, "" for none.
+func ownerOf(routes routeTable, path []byte) string {
+	p := dialect.SplitPath(path)
+	for _, d := range routes {
+		if _, _, ok := d.Match(p); !ok {
+			continue
+		}
+		switch d.(type) {
+		case *djl.Dialect:
+			return "djl"
+		case *openai.Dialect:
+			return "openai"
+		case *aws.Dialect:
+			return "aws"
+		case *kserve.Dialect:
+			return "kserve"
+		case *coreRoutes:
+			return "core"
+		}
+		return "?"
+	}
+	return ""
 }
 
 func TestModelSelection(t *testing.T) {

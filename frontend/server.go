@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/frontend/dialect"
 )
 
 // Server is the HTTP front-end: one or two fasthttp listeners in front of a
@@ -25,9 +26,10 @@ type Server struct {
 	met     *metrics
 	ids     *idSource
 	reclaim *reclaimer
-	metrics fasthttp.RequestHandler
-	started time.Time // the "created" time of GET /v1/models entries
-	token   *token    // guards the management routes; nil for none
+	routes  routeTable
+	own     *coreRoutes // the core's own routes, last in routes
+	started time.Time   // when New made the server
+	token   *token      // guards the management routes; nil for none
 
 	// base is the parent of the contexts of management calls and streamed
 	// answers; it is canceled with batching.ErrClosed when a shutdown gives
@@ -75,8 +77,12 @@ func New(cfg Config, models Models) (*Server, error) {
 		token:    newToken(cfg.ManagementToken, cfg.MetricsRequireToken),
 		stopping: make(chan struct{}), drained: make(chan struct{}), waits: waitList{delay: watchDelay},
 	}
-	s.metrics = fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}))
 	s.base, s.cancel = context.WithCancelCause(context.Background())
+	s.own = newCoreRoutes(fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{})))
+	s.routes = newRouteTable(dialect.Host{
+		Models: models, Base: s.base, Started: s.started, Forget: met.forget,
+		NoWaitModelLoading: cfg.NoWaitModelLoading, AllowMultiStatus: cfg.AllowMultiStatus,
+	}, s.own)
 	return s, nil
 }
 
@@ -103,16 +109,16 @@ func (s *Server) Listen() error {
 
 type binding struct {
 	addr   string
-	planes plane
+	planes dialect.Plane
 }
 
 // bindings lists the listeners to open: one for both tables when the two
 // addresses are equal, else one each.
 func (s *Server) bindings() []binding {
 	if s.cfg.InferenceAddr == s.cfg.ManagementAddr {
-		return []binding{{s.cfg.InferenceAddr, planeInference | planeManagement}}
+		return []binding{{s.cfg.InferenceAddr, dialect.Inference | dialect.Management}}
 	}
-	return []binding{{s.cfg.InferenceAddr, planeInference}, {s.cfg.ManagementAddr, planeManagement}}
+	return []binding{{s.cfg.InferenceAddr, dialect.Inference}, {s.cfg.ManagementAddr, dialect.Management}}
 }
 
 func (s *Server) closeListeners() {
@@ -124,13 +130,13 @@ func (s *Server) closeListeners() {
 
 // InferenceAddr returns the bound address of the inference listener, or ""
 // before Listen.
-func (s *Server) InferenceAddr() string { return s.boundAddr(planeInference) }
+func (s *Server) InferenceAddr() string { return s.boundAddr(dialect.Inference) }
 
 // ManagementAddr returns the bound address of the management listener, or
 // "" before Listen. It equals InferenceAddr when one listener serves both.
-func (s *Server) ManagementAddr() string { return s.boundAddr(planeManagement) }
+func (s *Server) ManagementAddr() string { return s.boundAddr(dialect.Management) }
 
-func (s *Server) boundAddr(p plane) string {
+func (s *Server) boundAddr(p dialect.Plane) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, l := range s.listeners {

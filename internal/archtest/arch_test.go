@@ -35,9 +35,18 @@ var allowed = map[string][]string{
 	"worker":         {"api", "batching", "gpu", "message", "properties", "worker/process"},
 
 	// The front-end never imports the worker side: it declares the
-	// interfaces it needs and cmd/switchyard passes the registry in.
-	"frontend":        {"api", "batching", "message", "properties", "frontend/awsapi"},
-	"frontend/awsapi": {},
+	// interfaces it needs and cmd/switchyard passes the registry in. Its
+	// core imports the dialects it lists in its route table; a dialect
+	// imports the contract (frontend/dialect) and the shared stream helpers
+	// (frontend/genstream), never another dialect nor the core.
+	"frontend":           {"api", "batching", "message", "frontend/dialect", "frontend/djl", "frontend/openai", "frontend/aws", "frontend/kserve"},
+	"frontend/dialect":   {"api", "message"},
+	"frontend/genstream": {"message", "frontend/dialect"},
+	"frontend/djl":       {"api", "frontend/dialect", "frontend/genstream"},
+	"frontend/openai":    {"api", "frontend/dialect", "frontend/genstream"},
+	"frontend/aws":       {"api", "batching", "message", "frontend/awsapi", "frontend/dialect", "frontend/genstream"},
+	"frontend/kserve":    {"api", "frontend/dialect"},
+	"frontend/awsapi":    {},
 
 	// Shipped commands.
 	"cmd/switchyard": {"agent", "api", "frontend", "gpu", "properties", "pyruntime", "worker", "worker/process"},

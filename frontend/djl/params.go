@@ -1,4 +1,4 @@
-package frontend
+package djl
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/frontend/dialect"
 )
 
 // params are a management call's parameters: query parameters and, when the
@@ -27,7 +28,7 @@ func readParams(ctx *fasthttp.RequestCtx) (params, error) {
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
-		return p, badRequest("Request body must be a JSON object.")
+		return p, dialect.BadRequest("Request body must be a JSON object.")
 	}
 	p.body = make(map[string]string, len(raw))
 	for k, v := range raw {
@@ -64,7 +65,7 @@ func (p params) count(key string) (*int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 {
-		return nil, badRequestf("Parameter %s must be a non-negative integer, got %s.", key, api.Quote(v))
+		return nil, dialect.BadRequestf("Parameter %s must be a non-negative integer, got %s.", key, api.Quote(v))
 	}
 	return &n, nil
 }
@@ -95,7 +96,7 @@ func (p params) flag(key string, def bool) (bool, error) {
 	}
 	b, err := strconv.ParseBool(v)
 	if err != nil {
-		return def, badRequestf("Parameter %s must be true or false, got %s.", key, api.Quote(v))
+		return def, dialect.BadRequestf("Parameter %s must be true or false, got %s.", key, api.Quote(v))
 	}
 	return b, nil
 }
@@ -104,12 +105,12 @@ func (p params) flag(key string, def bool) (bool, error) {
 func registerRequest(p params) (api.RegisterRequest, error) {
 	req := api.RegisterRequest{URL: p.get("url"), ModelName: p.get("model_name")}
 	if req.URL == "" {
-		return req, badRequest("Parameter url is required.")
+		return req, dialect.BadRequest("Parameter url is required.")
 	}
 	if req.ModelName == "" {
 		req.ModelName = nameFromURL(req.URL)
 	}
-	if err := checkModelName(req.ModelName); err != nil {
+	if err := dialect.CheckModelName(req.ModelName); err != nil {
 		return req, err
 	}
 	err := p.counts(
@@ -135,7 +136,7 @@ func scaleRequest(p params) (api.ScaleRequest, error) {
 		return req, err
 	}
 	if req.MinWorker == nil && req.MaxWorker == nil {
-		return req, badRequest("Parameter min_worker or max_worker is required.")
+		return req, dialect.BadRequest("Parameter min_worker or max_worker is required.")
 	}
 	if err := checkWorkers(req.MinWorker, req.MaxWorker); err != nil {
 		return req, err
@@ -146,7 +147,7 @@ func scaleRequest(p params) (api.ScaleRequest, error) {
 
 func checkWorkers(lo, hi *int) error {
 	if lo != nil && hi != nil && *lo > *hi {
-		return badRequestf("Parameter min_worker (%d) must not exceed max_worker (%d).", *lo, *hi)
+		return dialect.BadRequestf("Parameter min_worker (%d) must not exceed max_worker (%d).", *lo, *hi)
 	}
 	return nil
 }
@@ -159,5 +160,5 @@ func nameFromURL(u string) string {
 	if i := strings.LastIndexByte(u, '/'); i >= 0 {
 		u = u[i+1:]
 	}
-	return trimArchive(u)
+	return dialect.TrimArchive(u)
 }

@@ -1,4 +1,4 @@
-package frontend
+package openai
 
 import (
 	"bytes"
@@ -7,26 +7,10 @@ import (
 	"fmt"
 	"io"
 	"mime"
-	"slices"
-	"time"
 
-	"github.com/valyala/fasthttp"
-
-	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/frontend/dialect"
+	"github.com/switchyard/switchyard/frontend/genstream"
 )
-
-// shape says how an inference answer is written for its route and client.
-type shape struct {
-	chat         bool      // POST /v1/chat/completions
-	sse          bool      // the client's Accept lists text/event-stream
-	includeUsage bool      // chat: stream_options.include_usage
-	api          apiKind   // the API whose shapes the answer takes
-	stream       bool      // an AWS route that answers with an event stream
-	model        string    // the registered model's name
-	id           string    // the request id
-	created      int64     // the request's arrival, Unix seconds
-	start        time.Time // the request's arrival
-}
 
 // chatRequest holds the fields of an OpenAI chat request the front-end
 // reads itself; the worker checks the rest of the schema.
@@ -37,6 +21,27 @@ type chatRequest struct {
 	n            int  // 0 when absent
 }
 
+// decodeChat decodes POST /v1/chat/completions. The model is the body's
+// "model" when it names a registered model; clients often send a hub id
+// there instead, so anything else falls back to /invocations' rule. Tools
+// and n the model did not declare are refused (checkChatLimits).
+func (d *Dialect) decodeChat(req dialect.Request) (dialect.Job, error) {
+	chat, err := parseChatRequest(req.Body())
+	if err != nil {
+		return dialect.Job{}, err
+	}
+	model := chat.model
+	if model == "" || !dialect.HasModel(d.models, model) {
+		if model, err = dialect.TargetModel(req, d.models); err != nil {
+			return dialect.Job{}, err
+		}
+	}
+	if err := d.checkChatLimits(model, chat); err != nil {
+		return dialect.Job{}, err
+	}
+	return dialect.Job{Model: model, Input: req.Input, Reply: chatReply{usage: chat.includeUsage}}, nil
+}
+
 // parseChatRequest reads a chat body: it must be a JSON object, "model" a
 // string, stream_options.include_usage a boolean, "tools" a list and "n" a
 // positive integer when present.
@@ -44,11 +49,11 @@ func parseChatRequest(body []byte) (chatRequest, error) {
 	var req chatRequest
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
-		return req, badRequestf("Request body is not a JSON object: %v", notObject(err))
+		return req, dialect.BadRequestf("Request body is not a JSON object: %v", notObject(err))
 	}
 	if v, ok := raw["model"]; ok && !isNull(v) {
 		if json.Unmarshal(v, &req.model) != nil {
-			return req, badRequest("Field model must be a string.")
+			return req, dialect.BadRequest("Field model must be a string.")
 		}
 	}
 	if v, ok := raw["stream_options"]; ok && !isNull(v) {
@@ -56,7 +61,7 @@ func parseChatRequest(body []byte) (chatRequest, error) {
 			IncludeUsage *bool `json:"include_usage"`
 		}
 		if json.Unmarshal(v, &opts) != nil {
-			return req, badRequest("Field stream_options must be an object whose include_usage is a boolean.")
+			return req, dialect.BadRequest("Field stream_options must be an object whose include_usage is a boolean.")
 		}
 		req.includeUsage = opts.IncludeUsage != nil && *opts.IncludeUsage
 	}
@@ -83,11 +88,11 @@ func parseChatLimits(raw map[string]json.RawMessage, req *chatRequest) error {
 
 // checkChatLimits refuses what the model's handler did not declare it can
 // honour: tools without supportsTools, n above maxChoices.
-func (s *Server) checkChatLimits(model string, req chatRequest) error {
+func (d *Dialect) checkChatLimits(model string, req chatRequest) error {
 	if !req.tools && req.n <= 1 {
 		return nil
 	}
-	g, err := s.models.Generation(model)
+	g, err := d.models.Generation(model)
 	if err != nil {
 		return err
 	}
@@ -113,29 +118,48 @@ func notObject(err error) error {
 
 func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
 
-// chatModel takes the model from an OpenAI request body's "model" field when
-// it names a registered model; clients often send a hub id there instead,
-// so anything else falls back to the /invocations order. It then refuses
-// tools and n the model did not declare (checkChatLimits).
-func (s *Server) chatModel(ctx *fasthttp.RequestCtx, sel *selectors, sh *shape) (string, error) {
-	req, err := parseChatRequest(sel.body)
-	if err != nil {
-		return "", err
-	}
-	sh.includeUsage = req.includeUsage
-	model := req.model
-	if _, found := slices.BinarySearch(s.models.Names(), model); model == "" || !found {
-		if model, err = s.targetModel(ctx, sel); err != nil {
-			return "", err
+// chatReply writes a chat answer: a chat.completion with the registered
+// model's name, or a stream of chat.completion.chunk events.
+type chatReply struct {
+	usage bool // stream_options.include_usage
+}
+
+// Whole writes the worker's answer with the registered model's name as its
+// "model" when it is a JSON object.
+func (chatReply) Whole(a dialect.Answer) error {
+	body := a.Body
+	if a.Code < 300 && isJSONType(dialect.PropValue(a.Props, "content-type")) {
+		if b, ok := withModel(body, a.Model); ok {
+			body = b
 		}
 	}
-	return model, s.checkChatLimits(model, req)
+	a.Write(body)
+	return nil
+}
+
+// Stream frames a JSON-lines stream as chat.completion.chunk events; any
+// other stream passes through.
+func (r chatReply) Stream(a dialect.Answer, s dialect.Stream) error {
+	lines := genstream.IsJSONLines(dialect.PropValue(a.Props, "content-type"))
+	var f dialect.Framer = genstream.Raw{}
+	if lines {
+		f = newChatFramer(chunkHead{id: "chatcmpl-" + a.ID, model: a.Model, created: a.Ctx.Time().Unix()}, r.usage)
+	}
+	if err := s.Start(f); err != nil {
+		return err
+	}
+	h := &a.Ctx.Response.Header
+	dialect.CopyProps(h, a.Props)
+	if lines {
+		genstream.SetEventStream(h)
+	}
+	return nil
 }
 
 // isJSONType reports whether a Content-Type names a JSON body.
 func isJSONType(contentType string) bool {
 	mt, _, err := mime.ParseMediaType(contentType)
-	return err == nil && (mt == contentTypeJSON || mt == "text/json")
+	return err == nil && (mt == dialect.ContentTypeJSON || mt == "text/json")
 }
 
 // withModel returns a JSON object with its "model" field set to model (added
@@ -186,47 +210,4 @@ func closedObject(dec *json.Decoder) bool {
 	}
 	_, err := dec.Token()
 	return err == io.EOF
-}
-
-// openAIModel is one entry of GET /v1/models.
-type openAIModel struct {
-	ID      string `json:"id"`
-	Object  string `json:"object"`
-	Created int64  `json:"created"`
-	OwnedBy string `json:"owned_by"`
-}
-
-// openAIList is the body of GET /v1/models.
-type openAIList struct {
-	Object string        `json:"object"`
-	Data   []openAIModel `json:"data"`
-}
-
-const ownedBy = "switchyard"
-
-func (s *Server) openAIEntry(name string) openAIModel {
-	return openAIModel{ID: name, Object: "model", Created: s.started.Unix(), OwnedBy: ownedBy}
-}
-
-// openAIModels answers GET /v1/models with every registered model.
-func (s *Server) openAIModels(ctx *fasthttp.RequestCtx) error {
-	names := s.models.Names()
-	list := openAIList{Object: "list", Data: make([]openAIModel, 0, len(names))}
-	for _, n := range names {
-		list.Data = append(list.Data, s.openAIEntry(n))
-	}
-	writeJSON(ctx, fasthttp.StatusOK, list)
-	return nil
-}
-
-// openAIModelByName answers GET /v1/models/{name}.
-func (s *Server) openAIModelByName(ctx *fasthttp.RequestCtx, name string) error {
-	if err := checkModelName(name); err != nil {
-		return err
-	}
-	if _, found := slices.BinarySearch(s.models.Names(), name); !found {
-		return fmt.Errorf("%w: %s", api.ErrModelNotFound, name)
-	}
-	writeJSON(ctx, fasthttp.StatusOK, s.openAIEntry(name))
-	return nil
 }
