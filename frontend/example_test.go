@@ -11,11 +11,12 @@ import (
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/batching"
 	"github.com/switchyard/switchyard/frontend"
+	"github.com/switchyard/switchyard/frontend/dialect"
 	"github.com/switchyard/switchyard/message"
 )
 
 // upper is a one-model registry whose model upper-cases its input at once.
-type upper struct{}
+type upper struct{ dialect.NoAdapters }
 
 func (upper) Submit(model string, j *batching.Job) error {
 	if model != "upper" {

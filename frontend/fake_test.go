@@ -26,6 +26,7 @@ type fakeModels struct {
 	registers []api.RegisterRequest
 	scales    []api.ScaleRequest
 	opErr     error
+	adapters  map[string]map[string]api.AdapterRecord // fakeadapters_test.go
 }
 
 func newFake(names ...string) *fakeModels {

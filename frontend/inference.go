@@ -47,8 +47,14 @@ func (s *Server) infer(ctx *fasthttp.RequestCtx, r *dialect.Route, a dialect.Arg
 	if err != nil {
 		return "", false, err
 	}
+	selectAdapter(&spec, s.models)
 	job := batching.NewJob(id, spec.Input, now, deadline)
-	if err := s.models.Submit(spec.Model, job); err != nil {
+	err = s.models.Submit(spec.Model, job)
+	if errors.Is(err, api.ErrModelNotFound) && adapterModel(&spec, s.models) {
+		job = batching.NewJob(id, spec.Input, now, deadline)
+		err = s.models.Submit(spec.Model, job)
+	}
+	if err != nil {
 		return knownModel(spec.Model, err), false, err
 	}
 	streaming, err = s.await(ctx, job, req, spec)

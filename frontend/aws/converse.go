@@ -27,11 +27,11 @@ func (d *Dialect) decodeConverseStream(req dialect.Request) (dialect.Job, error)
 // decodeChat picks a Converse request's model and turns its body into a
 // chat request.
 func (d *Dialect) decodeChat(req dialect.Request, stream bool, r dialect.Reply) (dialect.Job, error) {
-	model, err := d.converseModel(string(req.Args.Name))
+	in := req.Input
+	model, err := d.converseModel(string(req.Args.Name), &in)
 	if err != nil {
 		return dialect.Job{}, err
 	}
-	in := req.Input
 	if err := d.chatInput(model, &in, stream); err != nil {
 		return dialect.Job{Model: model}, err
 	}
@@ -39,11 +39,15 @@ func (d *Dialect) decodeChat(req dialect.Request, stream bool, r dialect.Reply) 
 }
 
 // converseModel picks Converse's model from the modelId: the first of
-// awsapi.ModelCandidates that is registered.
-func (d *Dialect) converseModel(modelID string) (string, error) {
+// awsapi.ModelCandidates that is registered, or that is a LoRA adapter (its
+// model then runs it, the adapter named in in).
+func (d *Dialect) converseModel(modelID string, in *message.Input) (string, error) {
 	for _, c := range awsapi.ModelCandidates(modelID) {
 		if dialect.HasModel(d.models, c) {
 			return c, nil
+		}
+		if base, ok := dialect.AsAdapter(d.models, c, in); ok {
+			return base, nil
 		}
 	}
 	return "", fmt.Errorf("%w: %s", api.ErrModelNotFound, modelID)

@@ -88,8 +88,9 @@ func (m Method) Allow() string {
 	return string(b)
 }
 
-// MaxSegments is the most segments a path of a route has.
-const MaxSegments = 4
+// MaxSegments is the most segments a path of a route has
+// (/models/{m}/adapters/{a}/update has five).
+const MaxSegments = 6
 
 // Path is a request path as the core hands it to the dialects: whole, and
 // cut into segments at '/'.
@@ -139,5 +140,5 @@ func (p Path) Is(n int, first ...string) bool {
 
 // Args are the variable segments of a matched path.
 type Args struct {
-	Name, Version []byte
+	Name, Version, Adapter []byte
 }

@@ -30,6 +30,20 @@ type Catalog interface {
 	// honour (the zero value when it declared nothing), or
 	// api.ErrModelNotFound.
 	Generation(name string) (api.Generation, error)
+
+	// Adapters returns the LoRA adapters of a model, sorted by name;
+	// api.ErrLoRADisabled when it serves none.
+	Adapters(model string) ([]api.AdapterRecord, error)
+	// Adapter returns one adapter of a model, or api.ErrAdapterNotFound.
+	Adapter(model, name string) (api.AdapterRecord, error)
+	// RegisterAdapter registers an adapter of a model from a local folder.
+	RegisterAdapter(ctx context.Context, model string, req api.AdapterRequest) (api.AdapterRecord, error)
+	// UpdateAdapter changes an adapter's pin (nil keeps it).
+	UpdateAdapter(ctx context.Context, model, name string, pin *bool) (api.AdapterRecord, error)
+	// UnregisterAdapter removes an adapter of a model.
+	UnregisterAdapter(ctx context.Context, model, name string) error
+	// AdapterModel returns the model that serves the adapter name.
+	AdapterModel(name string) (string, bool)
 }
 
 // Host is what the core lends its dialects when it makes them.
@@ -54,3 +68,32 @@ func HasModel(models Catalog, name string) bool {
 	_, found := slices.BinarySearch(models.Names(), name)
 	return found
 }
+
+// NoAdapters is the adapter half of a Catalog that serves no LoRA
+// adapters: every call answers api.ErrLoRADisabled. Embed it in a
+// registry that has none.
+type NoAdapters struct{}
+
+// Adapters answers api.ErrLoRADisabled.
+func (NoAdapters) Adapters(string) ([]api.AdapterRecord, error) { return nil, api.ErrLoRADisabled }
+
+// Adapter answers api.ErrLoRADisabled.
+func (NoAdapters) Adapter(string, string) (api.AdapterRecord, error) {
+	return api.AdapterRecord{}, api.ErrLoRADisabled
+}
+
+// RegisterAdapter answers api.ErrLoRADisabled.
+func (NoAdapters) RegisterAdapter(context.Context, string, api.AdapterRequest) (api.AdapterRecord, error) {
+	return api.AdapterRecord{}, api.ErrLoRADisabled
+}
+
+// UpdateAdapter answers api.ErrLoRADisabled.
+func (NoAdapters) UpdateAdapter(context.Context, string, string, *bool) (api.AdapterRecord, error) {
+	return api.AdapterRecord{}, api.ErrLoRADisabled
+}
+
+// UnregisterAdapter answers api.ErrLoRADisabled.
+func (NoAdapters) UnregisterAdapter(context.Context, string, string) error { return api.ErrLoRADisabled }
+
+// AdapterModel finds no adapter.
+func (NoAdapters) AdapterModel(string) (string, bool) { return "", false }

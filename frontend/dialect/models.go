@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/switchyard/switchyard/api"
+	"github.com/switchyard/switchyard/message"
 )
 
 // MaxModelName is the longest model name.
@@ -83,4 +84,26 @@ func archiveTarget(header string, models Catalog) string {
 		return header
 	}
 	return name
+}
+
+// PropAdapter is the worker property that names the LoRA adapter a request
+// runs with.
+const PropAdapter = "adapter"
+
+// AsAdapter reports whether name is a LoRA adapter rather than a model
+// (adapter names are unique across the server, as vLLM's are); if it is,
+// it names the adapter in in's properties and returns the adapter's model.
+func AsAdapter(models Catalog, name string, in *message.Input) (string, bool) {
+	base, ok := models.AdapterModel(name)
+	if ok {
+		in.Props = append(in.Props, message.Prop{Key: PropAdapter, Value: name})
+	}
+	return base, ok
+}
+
+// ServesAdapters reports whether model serves LoRA adapters: a name meant
+// for one of its adapters must then never fall back to the model itself.
+func ServesAdapters(models Catalog, model string) bool {
+	_, err := models.Adapters(model)
+	return err == nil
 }

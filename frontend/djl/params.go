@@ -162,3 +162,15 @@ func nameFromURL(u string) string {
 	}
 	return dialect.TrimArchive(u)
 }
+
+// optBool reads a boolean; nil when absent.
+func optBool(p params, key string) (*bool, error) {
+	if p.get(key) == "" {
+		return nil, nil
+	}
+	b, err := p.flag(key, false)
+	if err != nil {
+		return nil, err
+	}
+	return &b, nil
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 
+	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/frontend/dialect"
 	"github.com/switchyard/switchyard/frontend/genstream"
 )
@@ -31,9 +32,15 @@ func (d *Dialect) decodeChat(req dialect.Request) (dialect.Job, error) {
 		return dialect.Job{}, err
 	}
 	model := chat.model
-	if model == "" || !dialect.HasModel(d.models, model) {
+	if base, ok := dialect.AsAdapter(d.models, model, &req.Input); model != "" && ok {
+		model = base
+	} else if model == "" || !dialect.HasModel(d.models, model) {
+		named := model
 		if model, err = dialect.TargetModel(req, d.models); err != nil {
 			return dialect.Job{}, err
+		}
+		if named != "" && dialect.ServesAdapters(d.models, model) {
+			return dialect.Job{}, fmt.Errorf("%w: %s is neither a model nor an adapter of %s", api.ErrAdapterNotFound, named, model)
 		}
 	}
 	if err := d.checkChatLimits(model, chat); err != nil {
