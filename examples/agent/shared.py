@@ -17,6 +17,8 @@ Request shapes (the endpoint's two schemas):
 * generation: {"inputs": "<text>", "parameters": {"max_new_tokens": N, ...}}.
 """
 
+# pylint: disable=fixme  # "TODO verify" marks values that change quickly (issue 25)
+
 import json
 import logging
 import os
@@ -27,7 +29,8 @@ import boto3
 log = logging.getLogger("agent.shared")
 
 # The inference-profile prefixes of Bedrock's cross-region profiles. Current
-# reasoning models are mostly reachable only through one.
+# reasoning models are mostly reachable only through one. TODO verify: the
+# geographies Bedrock offers change.
 PROFILE_PREFIXES = ("us.", "eu.", "apac.", "global.")
 
 # The chat schema's defaults for a tool call: the course's limits are 256
