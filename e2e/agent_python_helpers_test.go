@@ -46,13 +46,38 @@ def handle(inputs):
     return langid_model.handle(inputs)
 `
 
+// genModel answers the generation schema ({"inputs", "parameters"}) with
+// its inputs as generated_text, in the list TGI and LMI answer, and
+// records each body as the recorder does.
+const genModel = `import json
+import os
+
+from djl_python import Output
+
+LOG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "requests.jsonl")
+
+
+def handle(inputs):
+    if inputs.is_empty():
+        return None
+    body = bytes(inputs.get_as_bytes() or b"").decode()
+    with open(LOG, "a", encoding="utf-8") as f:
+        f.write(json.dumps(body) + "\n")
+    out = Output()
+    out.add_property("content-type", "application/json")
+    out.add_as_json([{"generated_text": json.loads(body)["inputs"]}])
+    return out
+`
+
 // pythonModels is the server the Python stack reaches: the recorder as
 // "slm" (the tool's endpoint), langid, the toolcaller fixture (the
-// stand-in planner) and the gated planner of agent_test.go.
+// stand-in planner), the gated planner of agent_test.go and the
+// generation echo "gen".
 type pythonModels struct {
 	*Server
 	slm  string // the recorder's folder
 	gate string // the gated planner's folder
+	gen  string // the generation echo's folder
 }
 
 func startPythonModels(t *testing.T) pythonModels {
@@ -73,15 +98,23 @@ func startPythonModels(t *testing.T) pythonModels {
 	gate := WriteModel(t, store, "gatedplanner", map[string]string{
 		"model.py": fmt.Sprintf(gatedPlanner, fixture), "serving.properties": "engine=Python\noption.rolling_batch=scheduler\n",
 	})
+	gen := WriteModel(t, store, "gen", map[string]string{"model.py": genModel, "serving.properties": "engine=Python\n"})
 	s := StartServer(t, Options{Store: store})
-	s.WaitStatus(loadLimit, api.StatusHealthy, "langid", "slm", "toolcaller", "gatedplanner")
-	return pythonModels{Server: s, slm: slm, gate: gate}
+	s.WaitStatus(loadLimit, api.StatusHealthy, "langid", "slm", "toolcaller", "gatedplanner", "gen")
+	return pythonModels{Server: s, slm: slm, gate: gate, gen: gen}
 }
 
 // slmRequests returns the request bodies the recorder has received so far.
 func (m pythonModels) slmRequests(t *testing.T) []map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(m.slm, "requests.jsonl"))
+	return recorded(t, m.slm)
+}
+
+// recorded returns the request bodies a recording model in dir has
+// received so far.
+func recorded(t *testing.T, dir string) []map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "requests.jsonl"))
 	if os.IsNotExist(err) {
 		return nil
 	}

@@ -40,6 +40,7 @@ func TestAgentPython(t *testing.T) {
 	t.Run("the streaming entrypoint", func(t *testing.T) { checkExampleStream(t, m) })
 	t.Run("no REASONING_MODEL_ID", func(t *testing.T) { checkExampleNoModelID(t, m) })
 	t.Run("the courses are the Go agent's", func(t *testing.T) { checkExampleCourses(t) })
+	t.Run("the shared client functions", func(t *testing.T) { checkExampleShared(t, m) })
 	t.Run("a real reasoning model id through an alias", func(t *testing.T) { checkReasoningAlias(t) })
 	t.Run("Strands SageMakerAIModel", func(t *testing.T) { checkStrandsSageMaker(t, m) })
 	t.Run("boto3", func(t *testing.T) { checkBoto3Current(t, m) })
@@ -173,6 +174,34 @@ func checkExampleCourses(t *testing.T) {
 	}
 }
 
+// checkExampleShared: the shared module's three endpoint functions, each
+// request as the model received it: the chat schema without
+// max_new_tokens, the generation schema with parameters.max_new_tokens,
+// the streamed chat read part by part.
+func checkExampleShared(t *testing.T, m pythonModels) {
+	slm, gen := len(m.slmRequests(t)), len(recorded(t, m.gen))
+	var r struct {
+		Chat, Generation json.RawMessage
+		Stream           []string
+	}
+	runPython(t, &r, pythonAgentEnv(m.Server, ""), "example_shared.py")
+	if string(r.Chat) != `"German (deu)"` || string(r.Generation) != `"Hallo Welt"` ||
+		strings.Join(r.Stream, "") != "Guten Morgen, wie geht es dir heute?" || len(r.Stream) < 2 {
+		t.Errorf("chat %s, generation %s, stream %q", r.Chat, r.Generation, r.Stream)
+	}
+	chat := m.slmRequests(t)[slm:]
+	if len(chat) != 1 || !reflect.DeepEqual(chat[0], map[string]any{
+		"messages": []any{map[string]any{"role": "system", "content": "Name the language."},
+			map[string]any{"role": "user", "content": "Guten Morgen, wie geht es dir heute?"}},
+		"max_tokens": 256.0, "temperature": 0.1}) {
+		t.Errorf("the chat call as received: %v", chat)
+	}
+	if g := recorded(t, m.gen)[gen:]; len(g) != 1 || !reflect.DeepEqual(g[0], map[string]any{
+		"inputs": "Hallo Welt", "parameters": map[string]any{"max_new_tokens": 32.0}}) {
+		t.Errorf("the generation call as received: %v", g)
+	}
+}
+
 // checkReasoningAlias: the example, configured with a real reasoning
 // model's id, reaches the local stand-in through an alias in switchyard's
 // configuration.
@@ -300,7 +329,8 @@ func checkBoto3Current(t *testing.T, m pythonModels) {
 	t.Run("the ambiguous stream's message", func(t *testing.T) {
 		pendingFrontEnd(t, "InvokeEndpointWithResponseStream's error for an endpoint that names no model: no TargetModel advice")
 		e := r["streamAmbiguous"].Error
-		if e == nil || strings.Contains(e.Message, "TargetModel") || !strings.Contains(e.Message, "endpoint name") {
+		if e == nil || strings.Contains(e.Message, "X-Amzn-SageMaker-Target-Model") || strings.Contains(e.Message, "name one with TargetModel") ||
+			!strings.Contains(e.Message, "endpoint name") {
 			t.Errorf("%+v: the operation has no TargetModel; the message must say that the endpoint name picks the model", e)
 		}
 	})
