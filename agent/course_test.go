@@ -9,19 +9,27 @@ import (
 	"testing"
 )
 
-// TestBuiltinCourses: both shipped courses load, with the limits of their
-// kind, and the default course's tool is extract_structured_json.
+// TestBuiltinCourses: the four shipped courses load, with the limits of
+// their kind (256 tokens for extraction and classification, 512 for
+// summarization and domain QA), and the default course's tool is
+// extract_structured_json.
 func TestBuiltinCourses(t *testing.T) {
-	if got := BuiltinCourses(); !slices.Equal(got, []string{"classification", "extraction"}) {
+	if got := BuiltinCourses(); !slices.Equal(got, []string{"classification", "extraction", "qa", "summarization"}) {
 		t.Fatalf("built-in courses %q", got)
 	}
-	want := map[string]string{"extraction": "extract_structured_json", "classification": "classify_language"}
-	for name, tool := range want {
+	want := map[string]struct {
+		tool      string
+		maxTokens int
+	}{
+		"extraction": {"extract_structured_json", 256}, "classification": {"classify_language", 256},
+		"summarization": {"summarize_text", 512}, "qa": {"answer_domain_question", 512},
+	}
+	for name, w := range want {
 		c, err := LoadCourse(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.Name != name || c.Tool != tool || c.MaxTokens != 256 || c.Sample == "" || c.PlannerPrompt == "" {
+		if c.Name != name || c.Tool != w.tool || c.MaxTokens != w.maxTokens || c.Sample == "" || c.PlannerPrompt == "" {
 			t.Errorf("%s: %+v", name, c)
 		}
 		if strings.Contains(c.PlannerPrompt, c.Tool) {
@@ -70,7 +78,7 @@ func TestCourseFolders(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if _, err := LoadCourse("nowhere"); !errors.Is(err, ErrCourse) || !strings.Contains(err.Error(), "classification, extraction") {
+	if _, err := LoadCourse("nowhere"); !errors.Is(err, ErrCourse) || !strings.Contains(err.Error(), "classification, extraction, qa, summarization") {
 		t.Errorf("unknown course: %v", err)
 	}
 }

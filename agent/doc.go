@@ -1,7 +1,9 @@
 // Package agent is switchyard's agent runtime: a managed reasoning model
 // plans and decides when to call a tool, and the tool is a fine-tuned small
 // model on an endpoint, behind the hosted agent runtime's HTTP contract
-// (POST /invocations with {"prompt"} answered {"result"}, GET /ping).
+// (POST /invocations with {"prompt"} answered {"result"}, GET /ping), and
+// the service's InvokeAgentRuntime route (POST /runtimes/{arn}/invocations),
+// so that the SDKs' own call reaches it through an endpoint override.
 //
 // The two services stay two: the reasoning model is called only through
 // Bedrock Runtime's Converse and ConverseStream (PlannerAPI), the small

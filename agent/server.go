@@ -118,7 +118,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, http.StatusOK, s.health.Ping())
 	default:
-		writeError(w, fmt.Errorf("%w: %q; the routes are POST /invocations and GET /ping", ErrNoRoute, r.URL.Path))
+		if dataPlane(r.URL.Path) {
+			s.invokeRuntime(w, r)
+			return
+		}
+		writeError(w, fmt.Errorf("%w: %q; the routes are POST /invocations, GET /ping and "+
+			"POST /runtimes/{agentRuntimeArn}/invocations", ErrNoRoute, r.URL.Path))
 	}
 }
 
@@ -172,6 +177,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	code, _ := failure(err)
 	s.logFailure(r, code, err)
+	if awsErrors(r) {
+		writeRuntimeError(w, err)
+		return
+	}
 	writeError(w, err)
 }
 

@@ -79,6 +79,12 @@ type Server struct {
 
 	GOMAXPROCS int // gomaxprocs: the front-end's Go scheduler threads; 0 is auto (from the host and its workers)
 
+	// ModelAliases (model_aliases) maps names the cloud uses (a Bedrock
+	// modelId such as "global.anthropic.claude-sonnet-4-5-20250929-v1:0",
+	// which no model folder can be named) to registered models; nil when
+	// none. Empty when the key is unset.
+	ModelAliases map[string]string
+
 	Extra map[string]string // keys the server does not know, kept
 
 	file string            // the config file; "" when none
@@ -122,6 +128,7 @@ type serverStrings struct {
 	loadModels   string
 	allowedRoots string
 	gomaxprocs   string
+	modelAliases string
 }
 
 // LoadServer reads the config.properties at path ("" for none) on top of
@@ -196,6 +203,7 @@ func (s *Server) fields(strs *serverStrings) []field {
 		intField("max_loaded_models", &s.MaxLoadedModels),
 		durationField("min_residence_time", &s.MinResidenceTime, time.Second),
 		stringField("gomaxprocs", &strs.gomaxprocs),
+		stringField("model_aliases", &strs.modelAliases),
 	}
 }
 
@@ -264,7 +272,61 @@ func (s *Server) resolve(base string, strs serverStrings, at map[string]origin) 
 		return withOrigin(at, "gomaxprocs", err)
 	}
 	s.AllowedModelRoots = parseRoots(strs.allowedRoots, pathBase("allowed_model_roots", base, at), s.ModelStore)
+	if s.ModelAliases, err = parseAliases(strs.modelAliases); err != nil {
+		return withOrigin(at, "model_aliases", err)
+	}
 	return nil
+}
+
+// maxAlias bounds an alias: a Bedrock model ARN fits with room to spare.
+const maxAlias = 2048
+
+// parseAliases reads model_aliases: a comma list of alias=model. The alias
+// is what a client sends (any printable characters but ',' and white space;
+// ':' and '/' included, as Bedrock's model ids and ARNs have them) and is
+// cut at its last '='; the model is a model name. An alias listed twice is
+// refused; nil for an empty list.
+func parseAliases(raw string) (map[string]string, error) {
+	var out map[string]string
+	for _, item := range strings.Split(raw, ",") {
+		if item = strings.TrimSpace(item); item == "" {
+			continue
+		}
+		i := strings.LastIndexByte(item, '=')
+		if i < 0 {
+			return nil, fmt.Errorf("%q is not alias=model", item)
+		}
+		alias, model := strings.TrimSpace(item[:i]), strings.TrimSpace(item[i+1:])
+		switch {
+		case alias == "" || len(alias) > maxAlias || strings.IndexFunc(alias, notAliasRune) >= 0:
+			return nil, fmt.Errorf("%q is not an alias: use 1 to %d printable characters without spaces or commas", alias, maxAlias)
+		case !modelName(model):
+			return nil, fmt.Errorf("%q (the model of alias %q) is not a model name: use 1 to 64 letters, digits, '-', '_' or '.'", model, alias)
+		case out[alias] != "":
+			return nil, fmt.Errorf("alias %q is listed twice", alias)
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[alias] = model
+	}
+	return out, nil
+}
+
+func notAliasRune(r rune) bool { return r <= ' ' || r == 0x7f || r == ',' }
+
+// modelName reports whether name is a model name: 1 to 64 ASCII letters,
+// digits, '-', '_' or '.', and not "." or "..".
+func modelName(name string) bool {
+	if name == "" || len(name) > 64 || name == "." || name == ".." {
+		return false
+	}
+	for _, c := range []byte(name) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // withOrigin turns err into an ErrInvalid *Error at key's origin.

@@ -223,3 +223,33 @@ func TestParseLoadModels(t *testing.T) {
 		})
 	}
 }
+
+// TestModelAliases: model_aliases maps cloud model ids (':' and '/' in
+// them, as in a properties file) to model names; malformed lists are
+// refused naming the key.
+func TestModelAliases(t *testing.T) {
+	file := configWith(t, "model_aliases=global.anthropic.claude-sonnet-4-5-20250929-v1:0=toolcaller, "+
+		"arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.x=chat\n")
+	s, err := LoadServer(file, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"global.anthropic.claude-sonnet-4-5-20250929-v1:0": "toolcaller",
+		"arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.x": "chat"}
+	if !reflect.DeepEqual(s.ModelAliases, want) {
+		t.Errorf("aliases %v, want %v", s.ModelAliases, want)
+	}
+	if s, err := LoadServer("", Env{"SERVING_MODEL_ALIASES": "a:1=b"}); err != nil || s.ModelAliases["a:1"] != "b" {
+		t.Errorf("from the environment: %v %v", s, err)
+	}
+	if s, _ := LoadServer("", nil); s.ModelAliases != nil {
+		t.Errorf("no key: %v", s.ModelAliases)
+	}
+	for _, bad := range []string{"toolcaller", "=toolcaller", "a=", "a=b/c", "a b=c", "a=b,a=c"} {
+		_, err := LoadServer("", Env{"SERVING_MODEL_ALIASES": bad})
+		var e *Error
+		if !errors.As(err, &e) || e.Key != "model_aliases" || !errors.Is(err, ErrInvalid) {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}

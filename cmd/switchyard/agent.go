@@ -23,7 +23,8 @@ const agentUsage = `usage: switchyard agent <command> [flags]
 The agent runtime: a reasoning model (Bedrock Runtime Converse, model
 $REASONING_MODEL_ID) plans and calls one tool, a small model on an endpoint
 (SageMaker Runtime InvokeEndpoint, endpoint $SLM_ENDPOINT_NAME), behind the
-hosted agent runtime's contract: POST /invocations, GET /ping, port 8080.
+hosted agent runtime's contract: POST /invocations, GET /ping, port 8080
+(and InvokeAgentRuntime's POST /runtimes/{agentRuntimeArn}/invocations).
 
 commands:
   serve          run the runtime in the foreground
