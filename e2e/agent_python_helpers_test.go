@@ -236,20 +236,6 @@ func runPython(t *testing.T, v any, env []string, args ...string) {
 	}
 }
 
-// pendingEnv names the variable that runs the checks waiting for a change
-// of the front-end anyway, to see them fail.
-const pendingEnv = "SWITCHYARD_PENDING"
-
-// pendingFrontEnd skips a check that waits for a change of frontend/ (which
-// another branch is refactoring); the change is listed in docs/agent.md's
-// "Waiting for the front-end" section. With SWITCHYARD_PENDING=1 it runs.
-func pendingFrontEnd(t *testing.T, change string) {
-	t.Helper()
-	if os.Getenv(pendingEnv) == "" {
-		t.Skipf("needs front-end change: %s (%s=1 runs it anyway)", change, pendingEnv)
-	}
-}
-
 // sseEvents returns the data of each event of a server-sent event stream,
 // and whether every event was framed as "data: <one line>" and a blank line.
 func sseEvents(body string) ([]string, bool) {

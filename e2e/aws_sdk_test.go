@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -252,12 +253,22 @@ func readStream(t *testing.T, read func() error) {
 	}
 }
 
-// checkGoPayloadStream streams the chat model through PayloadParts: more
-// than one part, whose joined bytes are the model's JSON lines.
+// checkGoPayloadStream streams the chat model through PayloadParts: a chat
+// request's stream is one OpenAI chat.completion.chunk and a newline per
+// part: text, then the finish reason, then the usage alone.
 func checkGoPayloadStream(t *testing.T, ctx context.Context, sm *sagemakerruntime.Client) {
+	type chunk struct {
+		Object  string
+		Choices []struct {
+			Delta        struct{ Content *string }
+			FinishReason *string `json:"finish_reason"`
+		}
+		Usage *struct {
+			CompletionTokens int `json:"completion_tokens"`
+		}
+	}
 	var out *sagemakerruntime.InvokeEndpointWithResponseStreamOutput
-	var joined []byte
-	parts := 0
+	var chunks []chunk
 	readStream(t, func() error {
 		var err error
 		out, err = sm.InvokeEndpointWithResponseStream(ctx, &sagemakerruntime.InvokeEndpointWithResponseStreamInput{
@@ -268,23 +279,36 @@ func checkGoPayloadStream(t *testing.T, ctx context.Context, sm *sagemakerruntim
 		}
 		st := out.GetStream()
 		defer st.Close()
-		joined, parts = nil, 0
+		chunks = nil
 		for ev := range st.Events() {
 			if p, ok := ev.(*smtypes.ResponseStreamMemberPayloadPart); ok {
-				parts++
-				joined = append(joined, p.Value.Bytes...)
+				var c chunk
+				if !bytes.HasSuffix(p.Value.Bytes, []byte("\n")) || json.Unmarshal(p.Value.Bytes, &c) != nil || c.Object != "chat.completion.chunk" {
+					t.Errorf("part %q is not one chat.completion.chunk and a newline", p.Value.Bytes)
+				}
+				chunks = append(chunks, c)
 			}
 		}
 		return st.Err()
 	})
-	lines := jsonLines(t, joined)
-	var text strings.Builder
-	for _, l := range lines[:len(lines)-1] {
-		text.WriteString(l.Token.Text)
+	n := len(chunks)
+	if n < 3 {
+		t.Fatalf("%d parts", n)
 	}
-	last := lines[len(lines)-1]
-	if parts < 2 || last.GeneratedText == nil || *last.GeneratedText != text.String() || aws.ToString(out.ContentType) != "application/jsonlines" {
-		t.Errorf("%d parts, %d lines, content type %q, last %+v", parts, len(lines), aws.ToString(out.ContentType), last)
+	var text strings.Builder
+	for _, c := range chunks[:n-2] {
+		if len(c.Choices) != 1 || c.Choices[0].FinishReason != nil {
+			t.Errorf("a text chunk %+v", c)
+			continue
+		}
+		if c.Choices[0].Delta.Content != nil {
+			text.WriteString(*c.Choices[0].Delta.Content)
+		}
+	}
+	finish, usage := chunks[n-2], chunks[n-1]
+	if text.Len() == 0 || len(finish.Choices) != 1 || finish.Choices[0].FinishReason == nil || usage.Usage == nil ||
+		usage.Usage.CompletionTokens == 0 || len(usage.Choices) != 0 {
+		t.Errorf("text %q, finish %+v, usage %+v", text.String(), finish, usage)
 	}
 }
 
@@ -424,8 +448,9 @@ func checkNodeSDK(t *testing.T, s *Server) {
 		Parts  int
 		Joined string
 	}
-	if err := json.Unmarshal(r["stream"].OK, &stream); err != nil || stream.Parts < 2 || !strings.Contains(stream.Joined, `"generated_text"`) {
-		t.Errorf("stream: %s", r["stream"].OK)
+	if err := json.Unmarshal(r["stream"].OK, &stream); err != nil || stream.Parts < 3 ||
+		strings.Count(stream.Joined, `"object":"chat.completion.chunk"`) != stream.Parts || !strings.Contains(stream.Joined, `"usage":{"prompt_tokens"`) {
+		t.Errorf("stream: a chat request's parts are one chat.completion.chunk each: %s", r["stream"].OK)
 	}
 	var conv struct {
 		Content    []struct{ Text string }

@@ -1,6 +1,7 @@
 package frontend
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -270,6 +271,148 @@ func TestInvokeEndpointWithResponseStream(t *testing.T) {
 	text, parts, _, err = read(t, "langid", "whole")
 	if err != nil || parts != 1 || text != "whole" {
 		t.Errorf("whole answer as a stream: %d parts %q, %v", parts, text, err)
+	}
+}
+
+// TestChatResponseStream: a request in the chat schema is answered on
+// InvokeEndpointWithResponseStream with one OpenAI chat.completion.chunk
+// and a newline per PayloadPart: the text, the tool-call deltas, a finish
+// reason on every choice (null until the last), then the usage alone with
+// OpenAI's three keys; a worker's error line still ends in a
+// ModelStreamError.
+func TestChatResponseStream(t *testing.T) {
+	ts, _, _ := startAWS(t, "lines")
+	c := smClient(ts.inf)
+	type chunk struct {
+		ID, Object, Model string
+		Choices           []struct {
+			Delta struct {
+				Role      string
+				Content   *string
+				ToolCalls []struct {
+					Index    int
+					ID, Type string
+					Function struct{ Name, Arguments string }
+				} `json:"tool_calls"`
+			}
+			FinishReason json.RawMessage `json:"finish_reason"`
+		}
+		Usage map[string]any
+	}
+	read := func(t *testing.T, body string) ([]chunk, error) {
+		out, err := c.InvokeEndpointWithResponseStream(context.Background(), &sagemakerruntime.InvokeEndpointWithResponseStreamInput{
+			EndpointName: aws.String("lines"), Body: []byte(body), ContentType: aws.String("application/json")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := out.GetStream()
+		defer st.Close()
+		var chunks []chunk
+		for ev := range st.Events() {
+			p, ok := ev.(*smtypes.ResponseStreamMemberPayloadPart)
+			if !ok {
+				continue
+			}
+			var ch chunk
+			b := p.Value.Bytes
+			if !bytes.HasSuffix(b, []byte("\n")) || bytes.Count(b, []byte("\n")) != 1 || json.Unmarshal(b, &ch) != nil ||
+				ch.Object != "chat.completion.chunk" || ch.Model != "lines" || !strings.HasPrefix(ch.ID, "chatcmpl-") {
+				t.Errorf("part %q is not one chat.completion.chunk and a newline", b)
+			}
+			chunks = append(chunks, ch)
+		}
+		return chunks, st.Err()
+	}
+	chat := `{"messages": [{"role": "user", "content": "hi"}], "stream": true`
+	chunks, err := read(t, chat+`}`)
+	if err != nil || len(chunks) != 4 {
+		t.Fatalf("%d chunks, %v; want text, text, finish, usage", len(chunks), err)
+	}
+	var text string
+	for i, ch := range chunks[:3] {
+		if len(ch.Choices) != 1 || (i < 2) != (string(ch.Choices[0].FinishReason) == "null") {
+			t.Errorf("chunk %d: %+v", i, ch)
+			continue
+		}
+		if ch.Choices[0].Delta.Content != nil {
+			text += *ch.Choices[0].Delta.Content
+		}
+	}
+	if text != "Hallo" || chunks[0].Choices[0].Delta.Role != "assistant" || string(chunks[2].Choices[0].FinishReason) != `"stop"` {
+		t.Errorf("text %q, role %q, finish %s", text, chunks[0].Choices[0].Delta.Role, chunks[2].Choices[0].FinishReason)
+	}
+	if u := chunks[3].Usage; len(chunks[3].Choices) != 0 || len(u) != 3 || u["prompt_tokens"] != 5.0 || u["completion_tokens"] != 2.0 || u["total_tokens"] != 7.0 {
+		t.Errorf("usage chunk %+v", chunks[3])
+	}
+	chunks, err = read(t, chat+`, "tools": [{"type": "function", "function": {"name": "classify"}}]}`)
+	if err != nil || len(chunks) != 5 {
+		t.Fatalf("tool call: %d chunks, %v", len(chunks), err)
+	}
+	first := chunks[0].Choices[0].Delta.ToolCalls
+	var args string
+	for _, ch := range chunks[:3] {
+		for _, tc := range ch.Choices[0].Delta.ToolCalls {
+			args += tc.Function.Arguments
+		}
+	}
+	if len(first) != 1 || first[0].ID != "call_7" || first[0].Type != "function" || first[0].Function.Name != "classify" ||
+		args != `{"text":"hi"}` || string(chunks[3].Choices[0].FinishReason) != `"tool_calls"` {
+		t.Errorf("tool call %+v, arguments %q, finish %s", first, args, chunks[3].Choices[0].FinishReason)
+	}
+	_, err = read(t, chat+`, "x": "error-line"}`)
+	var mse *smtypes.ModelStreamError
+	if !errors.As(err, &mse) || !strings.Contains(aws.ToString(mse.Message), "out of cheese") {
+		t.Errorf("error line: %v; want ModelStreamError", err)
+	}
+}
+
+// TestResponseStreamAmbiguousEndpoint: the response stream has no
+// TargetModel, so its error for an endpoint that picks no model says that
+// the endpoint's name picks it, and gives no TargetModel advice.
+func TestResponseStreamAmbiguousEndpoint(t *testing.T) {
+	ts, _, _ := startAWS(t, "lines", "langid")
+	_, err := smClient(ts.inf).InvokeEndpointWithResponseStream(context.Background(), &sagemakerruntime.InvokeEndpointWithResponseStreamInput{
+		EndpointName: aws.String("my-endpoint"), Body: []byte("x")})
+	var ve *smtypes.ValidationError
+	if !errors.As(err, &ve) || strings.Contains(ve.ErrorMessage(), "TargetModel") || !strings.Contains(ve.ErrorMessage(), "endpoint name picks") ||
+		!strings.Contains(ve.ErrorMessage(), "my-endpoint") {
+		t.Errorf("error %v", err)
+	}
+}
+
+// TestModelAliases: model_aliases names a model on Converse (a modelId no
+// folder can have), as a SageMaker endpoint and as an OpenAI model.
+func TestModelAliases(t *testing.T) {
+	f := newFake("chat", "langid")
+	sc := &scripted{bodies: map[string][]byte{}}
+	f.respond = sc.respond
+	f.gens = map[string]api.Generation{"chat": {ContextLength: 256, SupportsTools: true, MaxChoices: 1}}
+	const sonnet = "global.anthropic.claude-sonnet-4-5-20250929-v1:0"
+	ts := startServer(t, f, func(c *Config) {
+		c.ModelAliases = map[string]string{sonnet: "chat", "prod-endpoint": "langid", "gpt-4o": "chat"}
+	})
+	out, err := brClient(ts.inf).Converse(context.Background(), &bedrockruntime.ConverseInput{ModelId: aws.String(sonnet),
+		Messages: []brtypes.Message{{Role: brtypes.ConversationRoleUser, Content: []brtypes.ContentBlock{&brtypes.ContentBlockMemberText{Value: "Hallo?"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := out.Output.(*brtypes.ConverseOutputMemberMessage).Value.Content[0].(*brtypes.ContentBlockMemberText).Value; text != "Hallo" {
+		t.Errorf("converse through the alias: %q", text)
+	}
+	inv, err := smClient(ts.inf).InvokeEndpoint(context.Background(), &sagemakerruntime.InvokeEndpointInput{
+		EndpointName: aws.String("prod-endpoint"), Body: []byte("bonjour"), ContentType: aws.String("text/plain")})
+	if err != nil || string(inv.Body) != "bonjour" || sc.last("langid") == nil {
+		t.Errorf("endpoint alias: %v", err)
+	}
+	resp, body := ts.do(t, "POST", ts.inf+"/v1/chat/completions", `{"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}`, nil)
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"Hallo"`) || sc.last("chat") == nil {
+		t.Errorf("OpenAI model alias: %d %s", resp.StatusCode, body)
+	}
+	_, err = brClient(ts.inf).Converse(context.Background(), &bedrockruntime.ConverseInput{ModelId: aws.String("global.anthropic.other-v1:0"),
+		Messages: []brtypes.Message{{Role: brtypes.ConversationRoleUser, Content: []brtypes.ContentBlock{&brtypes.ContentBlockMemberText{Value: "x"}}}}})
+	var rnf *brtypes.ResourceNotFoundException
+	if !errors.As(err, &rnf) {
+		t.Errorf("an id that is no alias: %v", err)
 	}
 }
 

@@ -91,6 +91,10 @@ type Config struct {
 	ManagementToken string
 	// MetricsRequireToken makes GET /metrics require ManagementToken too.
 	MetricsRequireToken bool
+	// ModelAliases is model_aliases: names clients send (Converse's
+	// modelId, a SageMaker endpoint name, an OpenAI model) that stand for a
+	// registered model. Nil means none.
+	ModelAliases map[string]string
 }
 
 // withDefaults returns c with zero fields filled in, or an error naming the

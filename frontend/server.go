@@ -82,6 +82,7 @@ func New(cfg Config, models Models) (*Server, error) {
 	s.routes = newRouteTable(dialect.Host{
 		Models: models, Base: s.base, Started: s.started, Forget: met.forget,
 		NoWaitModelLoading: cfg.NoWaitModelLoading, AllowMultiStatus: cfg.AllowMultiStatus,
+		Aliases: cfg.ModelAliases,
 	}, s.own)
 	return s, nil
 }

@@ -8,7 +8,8 @@ import (
 
 // Dialect serves the SageMaker Runtime and Bedrock Runtime routes.
 type Dialect struct {
-	models dialect.Catalog
+	models  dialect.Catalog
+	aliases dialect.Aliases
 
 	invoke, invokeStream     dialect.Route // SageMaker Runtime
 	converse, converseStream dialect.Route // Bedrock Runtime
@@ -16,7 +17,7 @@ type Dialect struct {
 
 // New returns the dialect, serving h.Models.
 func New(h dialect.Host) *Dialect {
-	d := &Dialect{models: h.Models}
+	d := &Dialect{models: h.Models, aliases: h.Aliases}
 	sm := dialect.Route{Plane: dialect.Inference, Methods: dialect.Post, WriteError: writeSageMakerError}
 	d.invoke, d.invokeStream = sm, sm
 	d.invoke.Decode, d.invokeStream.Decode = d.decodeInvoke, d.decodeInvokeStream

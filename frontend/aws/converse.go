@@ -38,11 +38,12 @@ func (d *Dialect) decodeChat(req dialect.Request, stream bool, r dialect.Reply) 
 	return dialect.Job{Model: model, Input: in, Reply: r}, nil
 }
 
-// converseModel picks Converse's model from the modelId: the first of
-// awsapi.ModelCandidates that is registered, or that is a LoRA adapter (its
-// model then runs it, the adapter named in in).
+// converseModel picks Converse's model from the modelId: the model an
+// alias of model_aliases names, else the first of awsapi.ModelCandidates
+// that is registered, or that is a LoRA adapter (its model then runs it,
+// the adapter named in in).
 func (d *Dialect) converseModel(modelID string, in *message.Input) (string, error) {
-	for _, c := range awsapi.ModelCandidates(modelID) {
+	for _, c := range awsapi.ModelCandidates(d.aliases.Resolve(modelID)) {
 		if dialect.HasModel(d.models, c) {
 			return c, nil
 		}

@@ -61,6 +61,22 @@ type Host struct {
 	// NoWaitModelLoading and AllowMultiStatus are DJL's wait_model_loading
 	// (negated) and allow_multi_status: how /ping reports models that load.
 	NoWaitModelLoading, AllowMultiStatus bool
+	// Aliases maps names clients send that no model folder can have (a
+	// Bedrock modelId such as "global.anthropic.claude-sonnet-4-5-20250929-v1:0")
+	// to registered models: the server's model_aliases. Nil when none.
+	Aliases Aliases
+}
+
+// Aliases maps alias names to model names.
+type Aliases map[string]string
+
+// Resolve returns the model an alias stands for, or name itself when it is
+// no alias.
+func (a Aliases) Resolve(name string) string {
+	if m, ok := a[name]; ok {
+		return m
+	}
+	return name
 }
 
 // HasModel reports whether a model named name is registered.
@@ -93,7 +109,9 @@ func (NoAdapters) UpdateAdapter(context.Context, string, string, *bool) (api.Ada
 }
 
 // UnregisterAdapter answers api.ErrLoRADisabled.
-func (NoAdapters) UnregisterAdapter(context.Context, string, string) error { return api.ErrLoRADisabled }
+func (NoAdapters) UnregisterAdapter(context.Context, string, string) error {
+	return api.ErrLoRADisabled
+}
 
 // AdapterModel finds no adapter.
 func (NoAdapters) AdapterModel(string) (string, bool) { return "", false }

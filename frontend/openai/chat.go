@@ -23,7 +23,8 @@ type chatRequest struct {
 }
 
 // decodeChat decodes POST /v1/chat/completions. The model is the body's
-// "model" when it names a registered model; clients often send a hub id
+// "model" when it names a registered model (itself or through an alias of
+// model_aliases); clients often send a hub id
 // there instead, so anything else falls back to /invocations' rule. Tools
 // and n the model did not declare are refused (checkChatLimits).
 func (d *Dialect) decodeChat(req dialect.Request) (dialect.Job, error) {
@@ -31,7 +32,7 @@ func (d *Dialect) decodeChat(req dialect.Request) (dialect.Job, error) {
 	if err != nil {
 		return dialect.Job{}, err
 	}
-	model := chat.model
+	model := d.aliases.Resolve(chat.model)
 	if base, ok := dialect.AsAdapter(d.models, model, &req.Input); model != "" && ok {
 		model = base
 	} else if model == "" || !dialect.HasModel(d.models, model) {
@@ -150,7 +151,7 @@ func (r chatReply) Stream(a dialect.Answer, s dialect.Stream) error {
 	lines := genstream.IsJSONLines(dialect.PropValue(a.Props, "content-type"))
 	var f dialect.Framer = genstream.Raw{}
 	if lines {
-		f = newChatFramer(chunkHead{id: "chatcmpl-" + a.ID, model: a.Model, created: a.Ctx.Time().Unix()}, r.usage)
+		f = newChatFramer(genstream.ChunkHead{ID: "chatcmpl-" + a.ID, Model: a.Model, Created: a.Ctx.Time().Unix()}, r.usage)
 	}
 	if err := s.Start(f); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/frontend/dialect"
+	"github.com/switchyard/switchyard/frontend/genstream"
 )
 
 func TestParseChatRequest(t *testing.T) {
@@ -72,7 +73,7 @@ func TestWithModel(t *testing.T) {
 // TestChatFramerWholeCalls: a last line's whole calls go out as
 // delta.tool_calls, numbered, when no delta did.
 func TestChatFramerWholeCalls(t *testing.T) {
-	f := newChatFramer(chunkHead{}, false)
+	f := newChatFramer(genstream.ChunkHead{}, false)
 	out := string(f.Chunk([]byte(`{"token":null,"generated_text":"","finish_reason":"tool_calls","tool_calls":[` +
 		`{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"b","type":"function","function":{"name":"g","arguments":"{}"}}]}` + "\n")))
 	if !strings.Contains(out, `"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"f","arguments":"{}"}},{"index":1,"id":"b"`) {
@@ -144,7 +145,7 @@ func FuzzChatFramer(f *testing.F) {
 	f.Add([]byte("plain\r\ntext"), []byte{0, 2}, false, true)
 	f.Add([]byte(`{"error":{"message":"x"},"finish_reason":"error"}`), []byte{}, true, true)
 	f.Fuzz(func(t *testing.T, stream, cuts []byte, usage, broken bool) {
-		fr := newChatFramer(chunkHead{id: "chatcmpl-1", model: "m", created: 1}, usage)
+		fr := newChatFramer(genstream.ChunkHead{ID: "chatcmpl-1", Model: "m", Created: 1}, usage)
 		var out []byte
 		for _, c := range splitAt(stream, cuts) {
 			out = append(out, fr.Chunk(c)...)
@@ -170,7 +171,7 @@ func checkChatEvents(t *testing.T, out []byte, usage bool) {
 	}
 	finishes, usages := 0, 0
 	for _, d := range data[:len(data)-1] {
-		var c chatChunk
+		var c genstream.ChatChunk
 		if err := json.Unmarshal([]byte(d), &c); err != nil || c.Object != "chat.completion.chunk" {
 			t.Fatalf("event %q: %v", d, err)
 		}

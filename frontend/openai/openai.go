@@ -13,6 +13,7 @@ import (
 // Dialect serves OpenAI's routes.
 type Dialect struct {
 	models  dialect.Catalog
+	aliases dialect.Aliases
 	created int64 // the "created" time of GET /v1/models entries
 
 	chat, list, model dialect.Route
@@ -21,7 +22,7 @@ type Dialect struct {
 
 // New returns the dialect, serving h.Models.
 func New(h dialect.Host) *Dialect {
-	d := &Dialect{models: h.Models, created: h.Started.Unix()}
+	d := &Dialect{models: h.Models, aliases: h.Aliases, created: h.Started.Unix()}
 	d.chat = dialect.Route{Plane: dialect.Inference, Methods: dialect.Post, Decode: d.decodeChat, WriteError: writeError}
 	d.list = dialect.Route{Plane: dialect.Inference, Methods: dialect.Get | dialect.Head, Serve: d.serveList, WriteError: writeError}
 	d.model = dialect.Route{Plane: dialect.Inference, Methods: dialect.Get | dialect.Head, Serve: d.serveModel, WriteError: writeError}

@@ -42,8 +42,15 @@ class BadRequestTest(unittest.TestCase):
             ("content missing", {"messages": [USER, {"role": "assistant"}]}, "messages[1].content is required"),
             ("content not a string", {"messages": [USER, {"role": "user", "content": 5}]},
              "messages[1].content must be a string, not a number"),
-            ("content parts", {"messages": [{"role": "user", "content": [{"type": "text", "text": "x"}]}]},
-             "messages[0].content must be a string, not a list"),
+            ("content image part",
+             {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]},
+             "messages[0].content[0].type: only text parts are supported, not 'image_url'"),
+            ("content part text", {"messages": [{"role": "user", "content": [{"type": "text", "text": 3}]}]},
+             "messages[0].content[0].text must be a string, not a number"),
+            ("content part not an object", {"messages": [{"role": "user", "content": ["x"]}]},
+             "messages[0].content[0] must be an object, not a string"),
+            ("content parts empty", {"messages": [{"role": "user", "content": []}]},
+             "messages[0].content must not be an empty list"),
             ("max_tokens zero", chat(max_tokens=0), "max_tokens must be a positive integer, not 0"),
             ("max_tokens float", chat(max_tokens=2.5), "max_tokens must be a positive integer, not 2.5"),
             ("max_tokens string", chat(max_tokens="9"), "max_tokens must be a positive integer, not a string"),
@@ -103,6 +110,13 @@ class ParseTest(unittest.TestCase):
         self.assertEqual((req.max_new_tokens, req.temperature, req.top_p, req.stop, req.seed, req.stream),
                          (20, 0.0, 0.5, ["\n"], 7, True))
         self.assertEqual(req.warnings, [])
+
+    def test_chat_text_parts(self):
+        parts = [{"type": "text", "text": "Hallo"}, {"type": "text", "text": "wie geht's?"}]
+        req = parse(json.dumps({"messages": [{"role": "system", "content": [{"type": "text", "text": "be brief"}]},
+                                             {"role": "user", "content": parts}]}).encode())
+        self.assertEqual(req.messages, [{"role": "system", "content": "be brief"},
+                                        {"role": "user", "content": "Hallo\nwie geht's?"}])
 
     def test_chat_ignores_max_new_tokens(self):
         cases = [

@@ -324,16 +324,37 @@ def _message(i, m, with_tools):
         raise RequestError("%s.role: a system message may only come first" % where)
     if role == "tool":
         _need_tools(with_tools, where + ".role", "a tool message")
-        return {"role": role, "content": _string(m, "content", where + "."),
+        return {"role": role, "content": _content(m, where),
                 "tool_call_id": _string(m, "tool_call_id", where + ".")}
     if role == "assistant" and _has(m, "tool_calls"):
         _need_tools(with_tools, where + ".tool_calls", "tool calls")
         calls = _tool_calls(m["tool_calls"], where + ".tool_calls")
-        content = m.get("content")
-        if content is not None and not isinstance(content, str):
-            raise RequestError("%s.content must be a string or null, not %s" % (where, _kind(content)))
-        return {"role": role, "content": content or "", "tool_calls": calls}
-    return {"role": role, "content": _string(m, "content", where + ".")}
+        content = _content(m, where) if m.get("content") is not None else ""
+        return {"role": role, "content": content, "tool_calls": calls}
+    return {"role": role, "content": _content(m, where)}
+
+
+def _content(m, where):
+    """A message's content: a string, or OpenAI's list of text parts
+    ([{"type": "text", "text": ...}], which LiteLLM and the OpenAI SDKs
+    send), joined by newlines as vLLM joins them. Other parts (images,
+    audio) are refused: these models read text."""
+    value = m.get("content")
+    if not isinstance(value, list):
+        return _string(m, "content", where + ".")
+    texts = []
+    for j, part in enumerate(value):
+        at = "%s.content[%d]" % (where, j)
+        if not isinstance(part, dict):
+            raise RequestError("%s must be an object, not %s" % (at, _kind(part)), param=at)
+        kind = part.get("type")
+        if kind != "text":
+            raise RequestError("%s.type: only text parts are supported, not %r" % (at, kind),
+                               param=at + ".type", error_code=UNSUPPORTED_PARAMETER)
+        texts.append(_string(part, "text", at + "."))
+    if not texts:
+        raise RequestError("%s.content must not be an empty list" % where, param=where + ".content")
+    return "\n".join(texts)
 
 
 def _need_tools(with_tools, param, what):
