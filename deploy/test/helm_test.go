@@ -101,7 +101,7 @@ func TestChartObjects(t *testing.T) {
 		"token":            {"management.tokenSecret.name=sy-token", "config.metrics_require_token=false"},
 		"no extras":        {"headlessService.enabled=false", "podDisruptionBudget.enabled=false", "podMonitoringAnnotations=false"},
 		"service account":  {"serviceAccount.create=true"},
-		"pvc and options":  {"modelStore.volume.emptyDir=null", "modelStore.volume.persistentVolumeClaim.claimName=models", "config.max_loaded_models=4", "env[0].name=OPTION_ROLLING_BATCH", "env[0].value=disable"},
+		"pvc and options":  {"modelStore.volume.persistentVolumeClaim.claimName=models", "config.max_loaded_models=4", "env[0].name=OPTION_ROLLING_BATCH", "env[0].value=disable"},
 		"readiness live":   {"readinessProbe.path=/v2/health/live"},
 		"memory budget":    {"config.memory_budget_mb=12000", "config.min_residence_time=5"},
 		"init and volumes": {"extraInitContainers[0].name=fetch", "extraInitContainers[0].image=busybox", "extraVolumes[0].name=x", "extraVolumes[0].emptyDir.medium=Memory", "extraVolumeMounts[0].name=x", "extraVolumeMounts[0].mountPath=/x"},

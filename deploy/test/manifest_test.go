@@ -3,10 +3,13 @@ package deploytest
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,6 +67,28 @@ func decodeStrict(doc []byte, v any) error {
 		return err
 	}
 	return errors.Join(strict...)
+}
+
+// volumeSources returns what the API server says of volumes that name no
+// source or more than one ("may not specify more than 1 volume type").
+func volumeSources(vols []corev1.Volume) []string {
+	var out []string
+	for _, v := range vols {
+		js, err := json.Marshal(v.VolumeSource)
+		if err != nil {
+			out = append(out, err.Error())
+			continue
+		}
+		var sources map[string]any
+		if err := json.Unmarshal(js, &sources); err != nil {
+			out = append(out, err.Error())
+			continue
+		}
+		if len(sources) != 1 {
+			out = append(out, fmt.Sprintf("volume %s has %d sources (%v), want 1", v.Name, len(sources), slices.Sorted(maps.Keys(sources))))
+		}
+	}
+	return out
 }
 
 // splitDocs returns the non-empty YAML documents of data.
@@ -124,6 +149,11 @@ func checkObjects(t testing.TB, objs []object, crds map[string]*crdSchema) map[s
 			}
 			for _, msg := range utilvalidation.IsDNS1123Subdomain(o.name()) {
 				t.Errorf("%s: metadata.name %q: %s", o.source, o.name(), msg)
+			}
+			if d, ok := v.(*appsv1.Deployment); ok {
+				for _, msg := range volumeSources(d.Spec.Template.Spec.Volumes) {
+					t.Errorf("%s: %s", o.source, msg)
+				}
 			}
 			typed[fmt.Sprintf("%v/%s", o.fields["kind"], o.name())] = v
 			continue

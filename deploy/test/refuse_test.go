@@ -79,6 +79,14 @@ spec:
 		}
 	})
 
+	t.Run("two volume sources", func(t *testing.T) {
+		ft := &fakeT{TB: t}
+		checkObjects(ft, render(t, "modelStore.volume.emptyDir.medium=Memory", "modelStore.volume.hostPath.path=/models"), nil)
+		if !strings.Contains(ft.errors, "volume models has 2 sources") {
+			t.Errorf("errors %q, want the volume with two sources", ft.errors)
+		}
+	})
+
 	t.Run("envoy", func(t *testing.T) {
 		for doc, want := range map[string]string{
 			"static_resources: {clusters: [{name: c, conect_timeout: 1s}]}":   "unknown field",
