@@ -140,8 +140,14 @@ func newRig(t *testing.T) *rig {
 	if os.Geteuid() != 0 {
 		t.Skip("the rig needs root (network namespaces)")
 	}
-	if err := exec.Command("ip", "netns", "list").Run(); err != nil {
-		t.Skipf("ip netns does not work here: %v", err)
+	// A namespace made and deleted at once: "ip netns list" alone works
+	// where making one is refused (a container without CAP_SYS_ADMIN).
+	probe := fmt.Sprintf("syrprobe%d", os.Getpid())
+	if out, err := exec.Command("ip", "netns", "add", probe).CombinedOutput(); err != nil {
+		t.Skipf("ip netns does not work here: %v: %s", err, out)
+	}
+	if out, err := exec.Command("ip", "netns", "del", probe).CombinedOutput(); err != nil {
+		t.Fatalf("ip netns del %s: %v: %s", probe, err, out)
 	}
 	if _, err := exec.LookPath("haproxy"); err != nil {
 		t.Skip("haproxy is not installed (apt-get install haproxy)")
