@@ -240,7 +240,7 @@ func TestChartKEDA(t *testing.T) {
 	if len(triggers) != 2 {
 		t.Fatalf("%d triggers, want 2 (queue depth, model loads)", len(triggers))
 	}
-	for i, series := range []string{"switchyard_queue_depth_requests", "switchyard_model_loads_total"} {
+	for i, series := range []string{"switchyard_requests_waiting", "switchyard_model_loads_total"} {
 		md := triggers[i].(map[string]any)["metadata"].(map[string]any)
 		q := md["query"].(string)
 		if !strings.Contains(q, series+`{namespace="ml",pod=~"rel-switchyard-.*"}`) {
@@ -279,14 +279,11 @@ func TestChartSeriesExist(t *testing.T) {
 	}
 	for _, s := range used {
 		base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(s, "_bucket"), "_sum"), "_count")
-		if !strings.Contains(src.String(), `"`+base+`"`) && !proposed[base] {
+		if !strings.Contains(src.String(), `"`+base+`"`) {
 			t.Errorf("%s is used but switchyard exports no such series", s)
 		}
 	}
 }
-
-// proposed are series docs/deploy.md proposes and names as not there yet.
-var proposed = map[string]bool{"switchyard_requests_in_flight": true}
 
 // TestChartOwnedKeys: settings the chart derives cannot be set twice.
 func TestChartOwnedKeys(t *testing.T) {
