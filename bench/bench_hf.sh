@@ -31,7 +31,7 @@
 # (2: timed runs of each ceiling per round, and their length),
 # LITSERVE_BATCH_TIMEOUT (0.005), BENCH_MAX_LOAD (empty; a number: first
 # wait, up to BENCH_LOAD_WAIT seconds (900), until the 1-minute load
-# average is below it), BENCH_SOURCE (this tree; another source tree to
+# average is below it, and again before each round), BENCH_SOURCE (this tree; another source tree to
 # build switchyard from), BENCH_KEEP (empty; 1 keeps the temp dir, with
 # the results and the servers' logs). Needs Go, wrk, curl and a Python
 # with torch, transformers, fastapi, uvicorn, litserve and
@@ -202,6 +202,7 @@ server_cells() {
 wait_quiet
 load_start="$(loadavg)"
 for round in $(seq 1 "$ROUNDS"); do
+  if ((round > 1)); then wait_quiet; fi
   say "round $round of $ROUNDS (load average $(loadavg))"
   "$PYTHON" bench/hf/ceiling.py "$model" --round "$round" --runs "$CEILING_RUNS" \
     --seconds "$CEILING_SECONDS" >>"$results" 2>>"$work/ceiling.log"

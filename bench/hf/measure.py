@@ -196,7 +196,7 @@ def report(args):
             "-" if wrk else fmt(median(got, lambda r: r["cores"]["server"]), ".2f"),
             "-" if wrk else fmt(median(got, lambda r: r["cores"]["machine"]), ".2f")))
     print()
-    print("Per round (req/s; c=1 p50 ms):")
+    print("Per round (req/s):")
     for rnd in rounds:
         parts = []
         for label, c, _ in LABELS:
@@ -226,6 +226,9 @@ def targets(cells, rounds):
     got, per = ratio_per_round(cells, ("switchyard", 32), ("ceiling-b8", 8), rounds)
     print("* switchyard c=32 / batch-8 ceiling (req/s): %s (rounds: %s); target >= 0.9: %s"
           % (fmt(got, ".2f"), show(per), verdict(got is not None and got >= 0.9)))
+    got, per = ratio_per_round(cells, ("ceiling-b8", 8), ("switchyard", 32), rounds, key=cpu_per_request)
+    print("  the same in CPU per request (batch-8 ceiling's / switchyard c=32's, server + wrk): %s (rounds: %s)"
+          % (fmt(got, ".2f"), show(per)))
     diffs = []
     for rnd in rounds:
         sy, ce = cells.get(("switchyard", 1), {}).get(rnd), cells.get(("ceiling-b1", 1), {}).get(rnd)
@@ -241,6 +244,15 @@ def targets(cells, rounds):
                   % (name, c, fmt(got, ".2f"), show(per), verdict(got is not None and got > 1.0)))
         got, per = ratio_per_round(cells, (peer, 1), ("switchyard", 1), rounds, key=lambda r: r["p50_ms"])
         print("  %s c=1 p50 / switchyard c=1 p50: %s (rounds: %s)" % (name, fmt(got, ".2f"), show(per)))
+        for c in (1, 32):
+            got, per = ratio_per_round(cells, (peer, c), ("switchyard", c), rounds, key=cpu_per_request)
+            print("  %s CPU per request / switchyard's at c=%d (server + wrk): %s (rounds: %s)"
+                  % (name, c, fmt(got, ".2f"), show(per)))
+
+
+def cpu_per_request(row):
+    """Returns the CPU ms per request of a row: the server's processes and wrk (a ceiling has no wrk)."""
+    return (row["cpu_us"]["server"] + row["cpu_us"].get("wrk", 0.0)) / 1e3
 
 
 def verdict(ok):
