@@ -166,8 +166,8 @@ wrk.body = '$body'
 EOF
 
 results="$work/results.jsonl"
-port="$(free_port)"
-url="http://127.0.0.1:$port/predictions/hf"
+port=""
+url=""
 
 start_switchyard() {
   "$work/switchyard" serve --model-store "$work/store" --models "hf=$work/store/hf" --python "$PYTHON" \
@@ -190,6 +190,10 @@ start_litserve() {
 # server_cells ROUND NAME: starts NAME, measures c=1 and c=32, stops it.
 server_cells() {
   local round=$1 name=$2 c
+  # A fresh port for every start: while the script waits for a quiet
+  # machine, other work may take the last one.
+  port="$(free_port)"
+  url="http://127.0.0.1:$port/predictions/hf"
   "start_$name"
   for c in 1 32; do
     "$PYTHON" bench/hf/measure.py cell --round "$round" --label "$name" --c "$c" --lua "$work/post.lua" \
