@@ -172,7 +172,7 @@ url=""
 start_switchyard() {
   "$work/switchyard" serve --model-store "$work/store" --models "hf=$work/store/hf" --python "$PYTHON" \
     --inference-address "http://127.0.0.1:$port" --management-address "http://127.0.0.1:$(free_port)" \
-    --socket-dir "$work/sock" --log-level warn 2>"$work/switchyard.log" &
+    --socket-dir "$work/sock" --log-level debug 2>"$work/switchyard.log" &
   server_pid=$!
   wait_ready "$work/switchyard.log"
 }
@@ -195,9 +195,11 @@ server_cells() {
   port="$(free_port)"
   url="http://127.0.0.1:$port/predictions/hf"
   "start_$name"
+  local calls=()
+  if [[ "$name" == switchyard ]]; then calls=(--calls-log "$work/switchyard.log"); fi
   for c in 1 32; do
     "$PYTHON" bench/hf/measure.py cell --round "$round" --label "$name" --c "$c" --lua "$work/post.lua" \
-      --duration "$DURATION" --warmup "$WARMUP" --server "$server_pid" "$url" >>"$results"
+      --duration "$DURATION" --warmup "$WARMUP" --server "$server_pid" "${calls[@]}" "$url" >>"$results"
   done
   # LitServe shuts its processes down on SIGINT; uvicorn and switchyard on SIGTERM.
   if [[ "$name" == litserve ]]; then stop_server INT; else stop_server TERM; fi

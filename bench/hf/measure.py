@@ -18,6 +18,7 @@ prints the table of medians over the rounds and the targets.
 """
 
 import argparse
+import calendar
 import json
 import os
 import re
@@ -125,27 +126,73 @@ def tree_cpu(root, before, after):
     return used.get(root, 0.0), sum(used.values())
 
 
+CALL_LINE = re.compile(r'"ts":"([^"]+)".*one call for (\d+) inputs in ([\d.]+) ms')
+
+
+def worker_calls(path, offset, began, ended):
+    """Returns the model calls switchyard's worker logged between began and ended (epoch seconds).
+
+    switchyard at --log-level debug logs each call of its built-in handler
+    ("text-classification: one call for N inputs in X ms", timed around the
+    pipeline call alone) with the front-end's timestamp; the result holds
+    their count, inputs and mean batch size, the p50 of the call time per
+    batch size, the time and the share of the measured phase the worker
+    spent in them, and the mean time between calls (at c=1, what a request
+    spends outside the pipeline call: the front-end, the worker's socket and
+    handler, wrk).
+    """
+    sizes, per_size = [], {}
+    with open(path, encoding="utf-8", errors="replace") as f:
+        f.seek(offset)
+        for line in f:
+            m = CALL_LINE.search(line)
+            if not m:
+                continue
+            stamp = calendar.timegm(time.strptime(m.group(1)[:19], "%Y-%m-%dT%H:%M:%S"))
+            stamp += float("0" + m.group(1)[19:].rstrip("Z"))
+            if began <= stamp <= ended:
+                sizes.append(int(m.group(2)))
+                per_size.setdefault(int(m.group(2)), []).append(float(m.group(3)))
+    if not sizes:
+        return None
+    busy = sum(sum(v) for v in per_size.values()) / 1e3
+    return {"n": len(sizes), "inputs": sum(sizes), "batch_mean": sum(sizes) / len(sizes),
+            "p50_ms": {str(b): statistics.median(v) for b, v in per_size.items()},
+            "busy_s": busy, "busy": busy / (ended - began),
+            "outside_ms": (ended - began - busy) / len(sizes) * 1e3}
+
+
+def measured_phase(args):
+    """Runs the measured wrk phase; returns what it and the server used."""
+    before = snapshot(args.server)
+    machine0, load0, epoch0, began = machine_cpu(), os.getloadavg()[0], time.time(), time.monotonic()
+    out, wrk_cpu = run_wrk(args, args.duration, args.lua, args.url)
+    wall, epoch1, machine1 = time.monotonic() - began, time.time(), machine_cpu()
+    root, server = tree_cpu(args.server, before, snapshot(args.server))
+    return {"out": out, "wall": wall, "epochs": (epoch0, epoch1), "load": [load0, os.getloadavg()[0]],
+            "cpu": {"server": server, "root": root, "wrk": wrk_cpu},
+            "machine": (machine1[0] - machine0[0], machine1[1] - machine0[1])}
+
+
 def cell(args):
     """Measures one cell and prints its JSON line."""
     run_wrk(args, args.warmup, args.lua, args.url)
-    before = snapshot(args.server)
-    machine0 = machine_cpu()
-    load0 = os.getloadavg()[0]
-    began = time.monotonic()
-    out, wrk_cpu = run_wrk(args, args.duration, args.lua, args.url)
-    wall = time.monotonic() - began
-    machine1 = machine_cpu()
-    root, server = tree_cpu(args.server, before, snapshot(args.server))
-    got = parse_wrk(out)
-    n = max(got[0], 1)
-    print(json.dumps({
-        "round": args.round, "label": args.label, "c": args.c, "rps": got[1], "p50_ms": got[2], "p99_ms": got[3],
-        "errors": got[4], "requests": got[0], "wall_s": wall,
-        "cpu_us": {"server": server / n * 1e6, "root": root / n * 1e6, "wrk": wrk_cpu / n * 1e6},
-        "cores": {"server": server / wall, "wrk": wrk_cpu / wall, "machine": (machine1[0] - machine0[0]) / wall,
-                  "capacity": (machine1[1] - machine0[1]) / wall},
-        "load": [load0, os.getloadavg()[0]],
-    }), flush=True)
+    offset = os.path.getsize(args.calls_log) if args.calls_log else 0
+    phase = measured_phase(args)
+    requests, rps, p50, p99, errors = parse_wrk(phase["out"])
+    wall, cpu, n = phase["wall"], phase["cpu"], max(requests, 1)
+    row = {
+        "round": args.round, "label": args.label, "c": args.c, "rps": rps, "p50_ms": p50, "p99_ms": p99,
+        "errors": errors, "requests": requests, "wall_s": wall,
+        "cpu_us": {k: v / n * 1e6 for k, v in cpu.items()},
+        "cores": {"server": cpu["server"] / wall, "wrk": cpu["wrk"] / wall, "machine": phase["machine"][0] / wall,
+                  "capacity": phase["machine"][1] / wall},
+        "load": phase["load"], "calls": None,
+    }
+    if args.calls_log:
+        time.sleep(0.5)  # the last calls' lines pass through the front-end's log
+        row["calls"] = worker_calls(args.calls_log, offset, *phase["epochs"])
+    print(json.dumps(row), flush=True)
 
 
 def median(rows, key):
@@ -229,6 +276,18 @@ def targets(cells, rounds):
     got, per = ratio_per_round(cells, ("ceiling-b8", 8), ("switchyard", 32), rounds, key=cpu_per_request)
     print("  the same in CPU per request (batch-8 ceiling's / switchyard c=32's, server + wrk): %s (rounds: %s)"
           % (fmt(got, ".2f"), show(per)))
+    per = [same_moment(cells[("switchyard", 32)][rnd]) for rnd in rounds if rnd in cells.get(("switchyard", 32), {})]
+    per = [x for x in per if x is not None]
+    got = statistics.median(per) if per else None
+    print("  the same measured inside switchyard's worker during the cell (share of the time in pipeline calls "
+          "x mean batch / 8): %s (rounds: %s)" % (fmt(got, ".2f"), show(per)))
+    for c in (1, 32):
+        got = [r["calls"] for r in cells.get(("switchyard", c), {}).values() if r.get("calls")]
+        if got:
+            print("  switchyard's worker at c=%d: %s model calls, mean batch %s, in pipeline calls %s of the time, "
+                  "%s ms between calls" % (
+                      c, fmt(median(got, lambda x: x["n"]), ".0f"), fmt(median(got, lambda x: x["batch_mean"]), ".2f"),
+                      fmt(median(got, lambda x: x["busy"]), ".1%"), fmt(median(got, lambda x: x["outside_ms"]), ".2f")))
     diffs = []
     for rnd in rounds:
         sy, ce = cells.get(("switchyard", 1), {}).get(rnd), cells.get(("ceiling-b1", 1), {}).get(rnd)
@@ -237,6 +296,14 @@ def targets(cells, rounds):
     got = statistics.median(diffs) if diffs else None
     print("* switchyard c=1 p50 - batch-1 call p50: %s ms (rounds: %s); target <= 1 ms: %s"
           % (fmt(got, "+.2f"), show(diffs), verdict(got is not None and got <= 1.0)))
+    diffs = []
+    for rnd in rounds:
+        sy = cells.get(("switchyard", 1), {}).get(rnd)
+        if sy and sy.get("calls") and "1" in sy["calls"]["p50_ms"]:
+            diffs.append(sy["p50_ms"] - sy["calls"]["p50_ms"]["1"])
+    got = statistics.median(diffs) if diffs else None
+    print("  the same against the pipeline's batch-1 call p50 inside switchyard's worker during the cell: "
+          "%s ms (rounds: %s)" % (fmt(got, "+.2f"), show(diffs)))
     for peer, name in (("fastapi", "FastAPI"), ("litserve", "LitServe")):
         for c in (1, 32):
             got, per = ratio_per_round(cells, ("switchyard", c), (peer, c), rounds)
@@ -248,6 +315,17 @@ def targets(cells, rounds):
             got, per = ratio_per_round(cells, (peer, c), ("switchyard", c), rounds, key=cpu_per_request)
             print("  %s CPU per request / switchyard's at c=%d (server + wrk): %s (rounds: %s)"
                   % (name, c, fmt(got, ".2f"), show(per)))
+
+
+def same_moment(row):
+    """Returns the share of the batch-8 pipeline's rate a switchyard cell's worker delivered during the cell.
+
+    That is the share of the cell it spent in pipeline calls, times their
+    mean batch over 8: 1.0 is the model computing full batches all the time.
+    Unlike req/s over the ceiling, both sides come from the same seconds.
+    """
+    calls = row.get("calls")
+    return calls["busy"] * calls["batch_mean"] / 8 if calls else None
 
 
 def cpu_per_request(row):
@@ -272,6 +350,7 @@ def main():
     c.add_argument("--duration", type=int, default=10)
     c.add_argument("--warmup", type=int, default=2)
     c.add_argument("--server", type=int, required=True)
+    c.add_argument("--calls-log", help="switchyard's log at --log-level debug: the worker's model calls")
     c.add_argument("url")
     r = sub.add_parser("report")
     r.add_argument("results")
