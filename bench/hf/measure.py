@@ -240,8 +240,8 @@ def report(args):
             fmt(median(got, lambda r: r["cpu_us"]["root"] / 1e3), ".3f") if label == "switchyard" else "-",
             "-" if wrk else fmt(median(got, lambda r: r["cpu_us"]["wrk"]), ".0f"),
             "-" if wrk else fmt(median(got, lambda r: r["cores"]["wrk"]), ".3f"),
-            "-" if wrk else fmt(median(got, lambda r: r["cores"]["server"]), ".2f"),
-            "-" if wrk else fmt(median(got, lambda r: r["cores"]["machine"]), ".2f")))
+            fmt(median(got, lambda r: r.get("cores", {}).get("server")), ".2f"),
+            fmt(median(got, lambda r: r.get("cores", {}).get("machine")), ".2f")))
     print()
     print("Per round (req/s):")
     for rnd in rounds:
