@@ -223,7 +223,7 @@ def report(args):
     rounds = sorted({r["round"] for r in rows})
     print("load average: %s" % args.load)
     print()
-    print("| target | c | req/s | p50 (ms) | p99 (ms) | errors | server CPU ms/req | of which Go front-end "
+    print("| target | c | req/s | p50 (ms) | p99 (ms) | errors (all rounds) | server CPU ms/req | of which Go front-end "
           "| wrk CPU us/req | wrk cores | server cores | machine busy cores (of %s) |"
           % fmt(median(rows, lambda r: r.get("cores", {}).get("capacity")), ".1f"))
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -235,7 +235,7 @@ def report(args):
         print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             name, "-" if wrk else c, fmt(median(got, lambda r: r["rps"]), ".1f"),
             fmt(median(got, lambda r: r["p50_ms"]), ".2f"), fmt(median(got, lambda r: r["p99_ms"]), ".2f"),
-            "-" if wrk else fmt(median(got, lambda r: r["errors"]), "d"),
+            "-" if wrk else str(sum(r["errors"] for r in got)),
             fmt(median(got, lambda r: r["cpu_us"]["server"] / 1e3), ".2f"),
             fmt(median(got, lambda r: r["cpu_us"]["root"] / 1e3), ".3f") if label == "switchyard" else "-",
             "-" if wrk else fmt(median(got, lambda r: r["cpu_us"]["wrk"]), ".0f"),
