@@ -223,8 +223,8 @@ def report(args):
     rounds = sorted({r["round"] for r in rows})
     print("load average: %s" % args.load)
     print()
-    print("| target | c | req/s | p50 (ms) | p99 (ms) | errors (all rounds) | server CPU ms/req | of which Go front-end "
-          "| wrk CPU us/req | wrk cores | server cores | machine busy cores (of %s) |"
+    print("| target | c | req/s | p50 (ms) | p99 (ms) | errors (all rounds) | server CPU ms/req "
+          "| of which Go front-end | wrk CPU us/req | wrk cores | server cores | machine busy cores (of %s) |"
           % fmt(median(rows, lambda r: r.get("cores", {}).get("capacity")), ".1f"))
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for label, c, name in LABELS:
