@@ -27,6 +27,8 @@ var metricFamilies = []struct{ name, kind string }{
 	{"switchyard_request_duration_seconds", "histogram"},
 	{"switchyard_queue_wait_seconds", "histogram"},
 	{"switchyard_queue_depth_requests", "gauge"},
+	{"switchyard_requests_waiting", "gauge"},
+	{"switchyard_requests_in_flight", "gauge"},
 	{"switchyard_batch_size_requests", "histogram"},
 	{"switchyard_worker_processes", "gauge"},
 	{"switchyard_worker_restarts_total", "counter"},
@@ -72,6 +74,8 @@ func TestAPIMetrics(t *testing.T) {
 		`switchyard_batch_size_requests_count{model="m"}`:                   6,
 		`switchyard_batch_size_requests_sum{model="m"}`:                     9,
 		`switchyard_queue_depth_requests{model="m"}`:                        0,
+		`switchyard_requests_waiting`:                                       0,
+		`switchyard_requests_in_flight{model="m"}`:                          0,
 		`switchyard_worker_processes{device="cpu",model="m",state="READY"}`: 1,
 		`switchyard_worker_restarts_total{model="m"}`:                       1,
 	})

@@ -6,22 +6,26 @@ import (
 )
 
 // How a request names a LoRA adapter, besides the body's "adapters" field,
-// which the worker reads: the property the worker reads, the SageMaker
-// adapter header, InvokeEndpoint's inference component and ?adapter=.
+// which the worker reads: the SageMaker adapter headers, InvokeEndpoint's
+// inference component and ?adapter=.
 const (
 	headerAdapter   = "x-amzn-sagemaker-adapter-identifier"
+	headerAlias     = "x-amzn-sagemaker-adapter-alias"
 	headerComponent = "x-amzn-sagemaker-inference-component"
 	queryAdapter    = "adapter"
 )
 
 // selectAdapter turns the request's explicit choice of an adapter into the
 // worker's property "adapter", in every dialect: the SageMaker adapter
-// header, InvokeEndpoint's InferenceComponentName (unless it names a model,
+// header (the identifier, else the alias), InvokeEndpoint's InferenceComponentName (unless it names a model,
 // which then is the target) or ?adapter=. The registry refuses an adapter
 // the model does not have with 404.
 func selectAdapter(spec *dialect.Job, models Models) {
 	in := &spec.Input
 	name := propValue(in.Props, headerAdapter)
+	if name == "" {
+		name = propValue(in.Props, headerAlias)
+	}
 	if c := propValue(in.Props, headerComponent); c != "" && name == "" {
 		if dialect.HasModel(models, c) {
 			spec.Model = c

@@ -82,6 +82,7 @@ func TestAdapterSelection(t *testing.T) {
 	}{
 		{"/invocations", "{}", map[string]string{"X-Amzn-SageMaker-Target-Model": "lora", "X-Amzn-SageMaker-Adapter-Identifier": "tuned"}},
 		{"/predictions/lora?adapter=tuned", "{}", nil},
+		{"/invocations", "{}", map[string]string{"X-Amzn-SageMaker-Adapter-Alias": "tuned"}},
 		{"/v1/chat/completions", chat, nil},
 		{"/model/tuned/converse", `{"messages": [{"role": "user", "content": [{"text": "hi"}]}]}`, nil},
 		{"/endpoints/lora/invocations", chat, map[string]string{"X-Amzn-SageMaker-Inference-Component": "tuned"}},
@@ -96,7 +97,7 @@ func TestAdapterSelection(t *testing.T) {
 			t.Errorf("%s: %d %s", c.path, resp.StatusCode, body)
 		}
 	}
-	want := []string{"lora/tuned", "lora/tuned", "lora/tuned", "lora/tuned", "lora/tuned", "lora/"}
+	want := []string{"lora/tuned", "lora/tuned", "lora/tuned", "lora/tuned", "lora/tuned", "lora/tuned", "lora/"}
 	if strings.Join(seen, " ") != strings.Join(want, " ") {
 		t.Errorf("the worker saw %v, want %v", seen, want)
 	}

@@ -16,12 +16,14 @@ type metrics struct {
 	requests    *prometheus.CounterVec
 	duration    *prometheus.HistogramVec
 	generations *prometheus.CounterVec
+	inFlight    *prometheus.GaugeVec
 	models      sync.Map // model name → *modelSeries
 }
 
 // modelSeries are one model's children of the vectors.
 type modelSeries struct {
 	duration prometheus.Observer
+	inFlight prometheus.Gauge
 	codes    sync.Map // status code (int) → prometheus.Counter
 }
 
@@ -44,8 +46,13 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Generations that ended, by model and finish reason: length is an answer cut off at its " +
 				"token limit (max_tokens, max_new_tokens), stop a stop string, eos the model's end token.",
 		}, []string{"model", "finish_reason"}),
+		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "switchyard_requests_in_flight",
+			Help: "Inference requests a model has accepted and not yet answered to the end: waiting in its queue " +
+				"(for a worker or for its load) or running.",
+		}, []string{"model"}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.duration, m.generations} {
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.generations, m.inFlight} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("frontend: register metrics: %w", err)
 		}
@@ -64,6 +71,10 @@ func (m *metrics) observe(model string, code int, d time.Duration) {
 	c.(prometheus.Counter).Inc()
 }
 
+// began counts a request the model accepted; ended, one of those answered.
+func (m *metrics) began(model string) { m.series(model).inFlight.Inc() }
+func (m *metrics) ended(model string) { m.series(model).inFlight.Dec() }
+
 // finished counts one generation of model that ended with reason (as the
 // worker names it: length, stop, eos, tool_calls, error, canceled).
 func (m *metrics) finished(model, reason string) {
@@ -78,7 +89,8 @@ func (m *metrics) series(model string) *modelSeries {
 	if ms, ok := m.models.Load(model); ok {
 		return ms.(*modelSeries)
 	}
-	ms, _ := m.models.LoadOrStore(model, &modelSeries{duration: m.duration.WithLabelValues(model)})
+	ms, _ := m.models.LoadOrStore(model, &modelSeries{duration: m.duration.WithLabelValues(model),
+		inFlight: m.inFlight.WithLabelValues(model)})
 	return ms.(*modelSeries)
 }
 
@@ -89,6 +101,7 @@ func (m *metrics) forget(model string) {
 	m.requests.DeletePartialMatch(l)
 	m.duration.DeletePartialMatch(l)
 	m.generations.DeletePartialMatch(l)
+	m.inFlight.DeletePartialMatch(l)
 }
 
 // codeLabels holds the label text of every status code, so that counting

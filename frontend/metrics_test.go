@@ -123,3 +123,38 @@ func TestFinishTap(t *testing.T) {
 		}
 	}
 }
+
+// TestInFlightMetric: switchyard_requests_in_flight counts the requests a
+// model accepted and has not answered, whole or streamed, and not those it
+// refused.
+func TestInFlightMetric(t *testing.T) {
+	f := holding("m")
+	ts := startServer(t, f)
+	gauge := ts.met.inFlight.WithLabelValues("m")
+	done := make(chan struct{})
+	for range 3 {
+		go func() {
+			ts.do(t, "POST", ts.inf+"/predictions/m", "x", nil)
+			done <- struct{}{}
+		}()
+	}
+	jobs := []*batching.Job{heldJob(t, f), heldJob(t, f), heldJob(t, f)}
+	eventually(t, func() bool { return testutil.ToFloat64(gauge) == 3 })
+	f.set(func(f *fakeModels) { f.submitErr = batching.ErrQueueFull })
+	if resp, _ := ts.do(t, "POST", ts.inf+"/predictions/m", "x", nil); resp.StatusCode != 503 || testutil.ToFloat64(gauge) != 3 {
+		t.Errorf("a refused request: %d, in flight %v", resp.StatusCode, testutil.ToFloat64(gauge))
+	}
+	jobs[0].Finish(&message.Response{Code: 200, Body: []byte("ok")})
+	<-done
+	st := message.NewStream()
+	jobs[1].Finish(&message.Response{Code: 200, Props: []message.Prop{{Key: "content-type", Value: "application/jsonlines"}}, Stream: st})
+	st.Push([]byte(`{"token":{"id":1,"text":"a"}}` + "\n"))
+	jobs[2].Finish(&message.Response{Code: 200, Body: []byte("ok")})
+	<-done
+	if n := testutil.ToFloat64(gauge); n != 1 {
+		t.Errorf("%v in flight while one answer streams, want 1", n)
+	}
+	st.Close(nil)
+	<-done
+	eventually(t, func() bool { return testutil.ToFloat64(gauge) == 0 })
+}

@@ -163,6 +163,7 @@ func (b *streamBody) Close() error {
 		code = statusClientClosed
 	}
 	b.srv.met.observe(b.model, code, time.Since(b.start))
+	b.srv.met.ended(b.model)
 	b.srv.met.finished(b.model, b.tap.reason)
 	if b.err != nil && code != statusClientClosed {
 		b.srv.log.Warn("streamed answer broken off", zap.String("request_id", b.id), zap.Error(b.err))

@@ -3,8 +3,9 @@
 # the project's Python virtual environment (.venv: the pinned packages of
 # requirements/, torch and transformers among them, from PyPI), Debian's
 # promtool for the metrics check, the Jargon File for the toy chat model,
-# shellcheck and a cross compiler for the container tests, and Node.js with
-# the end-to-end tests' npm packages. Safe to run again: each part does
+# shellcheck and a cross compiler for the container tests, HAProxy and
+# iproute2 for the deployment rig (deploy/rig), and Node.js with the
+# end-to-end tests' npm packages. Safe to run again: each part does
 # nothing when it is already there.
 #
 # Settings (environment): SWITCHYARD_BASE_PYTHON, the interpreter the
@@ -15,6 +16,7 @@ cd "$(dirname "$0")/.."
 
 packages=(
   prometheus jargon-text gcc-aarch64-linux-gnu libc6-dev-arm64-cross shellcheck
+  haproxy iproute2
 )
 # Node.js for the OpenAI and AWS SDK tests: Debian's packages unless a node
 # (with its own npm, as NodeSource's nodejs has) is installed already.

@@ -30,6 +30,9 @@ const (
 	// propAdapterEvents names the adapters loaded onto and evicted from the
 	// device for an answer: "loaded:a,evicted:b".
 	propAdapterEvents = "x-switchyard-adapter-events"
+	// propAdapterUsed names the adapter that answered a request (none for
+	// the base model), on the worker's answer.
+	propAdapterUsed   = "x-switchyard-adapter"
 	adapterConfigFile = "adapter_config.json"
 )
 
@@ -113,7 +116,7 @@ func (s *adapterSet) applyEvents(text string) []adapterEvent {
 			continue
 		}
 		r.Loaded = kind == "loaded"
-		out = append(out, adapterEvent{kind: kind, name: name})
+		out = append(out, adapterEvent{kind: kind, name: name, loaded: s.loadedLocked()})
 	}
 	return out
 }
@@ -122,6 +125,11 @@ func (s *adapterSet) applyEvents(text string) []adapterEvent {
 func (s *adapterSet) loadedCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.loadedLocked()
+}
+
+// loadedLocked is loadedCount with s.mu held.
+func (s *adapterSet) loadedLocked() int {
 	n := 0
 	for _, r := range s.recs {
 		if r.Loaded {
@@ -131,8 +139,12 @@ func (s *adapterSet) loadedCount() int {
 	return n
 }
 
-// adapterEvent is one load or eviction a worker reported.
-type adapterEvent struct{ kind, name string }
+// adapterEvent is one load or eviction a worker reported, with the number
+// of adapters on the device right after it.
+type adapterEvent struct {
+	kind, name string
+	loaded     int
+}
 
 // workerAdapter is one entry of a worker's adapter list.
 type workerAdapter struct {
@@ -164,9 +176,15 @@ func (m *Model) syncFromWorker(listing string) {
 	}
 }
 
-// noteAdapterEvents applies the loads and evictions an answer reports: the
-// record, the metrics and the log.
+// noteAdapterEvents takes what an answer reports of adapters: the adapter
+// that answered (its request count and lastUsed, whichever way the request
+// named it, the body's "adapters" included), and the loads and evictions
+// (the record, the metrics and the log).
 func (m *Model) noteAdapterEvents(props []message.Prop) {
+	if name := adapterProp(props, propAdapterUsed); name != "" && m.adapters.has(name) {
+		m.adapters.used(name, time.Now())
+		m.reg.metrics.adapterRequest(m.name, name)
+	}
 	text := adapterProp(props, propAdapterEvents)
 	if text == "" {
 		return
@@ -174,13 +192,13 @@ func (m *Model) noteAdapterEvents(props []message.Prop) {
 	for _, e := range m.adapters.applyEvents(text) {
 		m.reg.metrics.adapterEvent(m.name, e)
 		m.reg.log.Info("adapter "+e.kind, zap.String("model", m.name), zap.String("adapter", e.name),
-			zap.Int("loaded", m.adapters.loadedCount()))
+			zap.Int("loaded", e.loaded))
 	}
 	m.reg.metrics.adaptersLoaded(m.name, m.adapters.loadedCount())
 }
 
 // checkAdapter refuses a request that names an adapter the model does not
-// have, and counts one that names one it has.
+// have; the worker's answer counts one it has (noteAdapterEvents).
 func (m *Model) checkAdapter(in message.Input) error {
 	name := adapterProp(in.Props, propAdapter)
 	if name == "" {
@@ -192,8 +210,6 @@ func (m *Model) checkAdapter(in message.Input) error {
 	if !m.adapters.has(name) {
 		return fmt.Errorf("%w: %s (model %s has no adapter of that name)", api.ErrAdapterNotFound, name, m.name)
 	}
-	m.adapters.used(name, time.Now())
-	m.reg.metrics.adapterRequest(m.name, name)
 	return nil
 }
 

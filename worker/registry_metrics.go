@@ -28,6 +28,7 @@ type metrics struct {
 	adaptersOnDevice                                *prometheus.GaugeVec
 
 	queueDepth, queueCap, dropped *prometheus.Desc
+	waiting                       *prometheus.Desc
 	workers, workerRSS, workerGPU *prometheus.Desc
 	gpuUp, gpuUsed, gpuTotal      *prometheus.Desc
 	gpuUtil, migUsed, migTotal    *prometheus.Desc
@@ -60,17 +61,19 @@ func newMetrics(r *Registry, reg prometheus.Registerer) (*metrics, error) {
 			Name: "switchyard_adapters_loaded", Help: "LoRA adapters on the model's device now.",
 		}, []string{"model"}),
 		queueDepth: prometheus.NewDesc("switchyard_queue_depth_requests", "Requests waiting in the model's queue.", []string{"model"}, nil),
-		queueCap:   prometheus.NewDesc("switchyard_queue_capacity_requests", "Bound of the model's queue (job_queue_size).", []string{"model"}, nil),
-		dropped:    prometheus.NewDesc("switchyard_queue_dropped_total", "Requests answered without reaching a worker, by reason.", []string{"model", "reason"}, nil),
-		workers:    prometheus.NewDesc("switchyard_worker_processes", "Worker processes by model, device and state.", []string{"model", "device", "state"}, nil),
-		workerRSS:  prometheus.NewDesc("switchyard_worker_rss_bytes", "Resident memory of a worker process.", []string{"model", "worker"}, nil),
-		workerGPU:  prometheus.NewDesc("switchyard_worker_gpu_memory_bytes", "GPU memory used by a worker process and its children (NVML); no sample when NVML cannot tell.", []string{"model", "worker", "device"}, nil),
-		gpuUp:      prometheus.NewDesc("switchyard_gpu_up", "1 when NVML can use the GPU, 0 when it is down.", []string{"device"}, nil),
-		gpuUsed:    prometheus.NewDesc("switchyard_gpu_memory_used_bytes", "Memory used on a GPU.", []string{"device"}, nil),
-		gpuTotal:   prometheus.NewDesc("switchyard_gpu_memory_total_bytes", "Memory of a GPU.", []string{"device"}, nil),
-		gpuUtil:    prometheus.NewDesc("switchyard_gpu_utilization_ratio", "GPU utilization, 0 to 1.", []string{"device"}, nil),
-		migUsed:    prometheus.NewDesc("switchyard_gpu_mig_memory_used_bytes", "Memory used on a MIG device of a GPU in MIG mode.", []string{"device", "mig"}, nil),
-		migTotal:   prometheus.NewDesc("switchyard_gpu_mig_memory_total_bytes", "Memory of a MIG device of a GPU in MIG mode.", []string{"device", "mig"}, nil),
+		waiting: prometheus.NewDesc("switchyard_requests_waiting",
+			"Requests waiting in all models' queues together (for a worker or for their model's load): the host's backlog.", nil, nil),
+		queueCap:  prometheus.NewDesc("switchyard_queue_capacity_requests", "Bound of the model's queue (job_queue_size).", []string{"model"}, nil),
+		dropped:   prometheus.NewDesc("switchyard_queue_dropped_total", "Requests answered without reaching a worker, by reason.", []string{"model", "reason"}, nil),
+		workers:   prometheus.NewDesc("switchyard_worker_processes", "Worker processes by model, device and state.", []string{"model", "device", "state"}, nil),
+		workerRSS: prometheus.NewDesc("switchyard_worker_rss_bytes", "Resident memory of a worker process.", []string{"model", "worker"}, nil),
+		workerGPU: prometheus.NewDesc("switchyard_worker_gpu_memory_bytes", "GPU memory used by a worker process and its children (NVML); no sample when NVML cannot tell.", []string{"model", "worker", "device"}, nil),
+		gpuUp:     prometheus.NewDesc("switchyard_gpu_up", "1 when NVML can use the GPU, 0 when it is down.", []string{"device"}, nil),
+		gpuUsed:   prometheus.NewDesc("switchyard_gpu_memory_used_bytes", "Memory used on a GPU.", []string{"device"}, nil),
+		gpuTotal:  prometheus.NewDesc("switchyard_gpu_memory_total_bytes", "Memory of a GPU.", []string{"device"}, nil),
+		gpuUtil:   prometheus.NewDesc("switchyard_gpu_utilization_ratio", "GPU utilization, 0 to 1.", []string{"device"}, nil),
+		migUsed:   prometheus.NewDesc("switchyard_gpu_mig_memory_used_bytes", "Memory used on a MIG device of a GPU in MIG mode.", []string{"device", "mig"}, nil),
+		migTotal:  prometheus.NewDesc("switchyard_gpu_mig_memory_total_bytes", "Memory of a MIG device of a GPU in MIG mode.", []string{"device", "mig"}, nil),
 	}
 	if reg == nil {
 		return m, nil
@@ -146,7 +149,7 @@ func (m *metrics) forgetAdapter(model, adapter string) {
 
 // Describe sends the descriptors of the series read at scrape time.
 func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{m.queueDepth, m.queueCap, m.dropped, m.workers, m.workerRSS, m.workerGPU,
+	for _, d := range []*prometheus.Desc{m.queueDepth, m.waiting, m.queueCap, m.dropped, m.workers, m.workerRSS, m.workerGPU,
 		m.gpuUp, m.gpuUsed, m.gpuTotal, m.gpuUtil, m.migUsed, m.migTotal} {
 		ch <- d
 	}
@@ -156,16 +159,20 @@ func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 // process listings once for the whole scrape.
 func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	f := m.r.figures()
+	waiting := 0
 	for _, model := range m.r.snapshot() {
-		m.collectModel(ch, model, f)
+		waiting += m.collectModel(ch, model, f)
 	}
+	ch <- prometheus.MustNewConstMetric(m.waiting, prometheus.GaugeValue, float64(waiting))
 	m.collectDevices(ch, f)
 }
 
-func (m *metrics) collectModel(ch chan<- prometheus.Metric, model *Model, f figures) {
+// collectModel sends one model's series and returns its queue depth.
+func (m *metrics) collectModel(ch chan<- prometheus.Metric, model *Model, f figures) int {
 	q := model.currentQueue()
 	st := q.Stats()
-	ch <- prometheus.MustNewConstMetric(m.queueDepth, prometheus.GaugeValue, float64(q.Len()), model.name)
+	depth := q.Len()
+	ch <- prometheus.MustNewConstMetric(m.queueDepth, prometheus.GaugeValue, float64(depth), model.name)
 	ch <- prometheus.MustNewConstMetric(m.queueCap, prometheus.GaugeValue, float64(q.Cap()), model.name)
 	ch <- prometheus.MustNewConstMetric(m.dropped, prometheus.CounterValue, float64(st.Dropped), model.name, "client_gone")
 	ch <- prometheus.MustNewConstMetric(m.dropped, prometheus.CounterValue, float64(st.Expired), model.name, "expired")
@@ -187,6 +194,7 @@ func (m *metrics) collectModel(ch chan<- prometheus.Metric, model *Model, f figu
 	for k, n := range counts {
 		ch <- prometheus.MustNewConstMetric(m.workers, prometheus.GaugeValue, float64(n), model.name, k[0], k[1])
 	}
+	return depth
 }
 
 // collectDevices sends each visible GPU's state and figures.

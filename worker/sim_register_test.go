@@ -247,6 +247,9 @@ switchyard_worker_restarts_total{model="m"} 1
 # HELP switchyard_queue_depth_requests Requests waiting in the model's queue.
 # TYPE switchyard_queue_depth_requests gauge
 switchyard_queue_depth_requests{model="m"} 3
+# HELP switchyard_requests_waiting Requests waiting in all models' queues together (for a worker or for their model's load): the host's backlog.
+# TYPE switchyard_requests_waiting gauge
+switchyard_requests_waiting 3
 # HELP switchyard_worker_processes Worker processes by model, device and state.
 # TYPE switchyard_worker_processes gauge
 switchyard_worker_processes{device="cpu",model="m",state="BUSY"} 1
@@ -255,7 +258,7 @@ switchyard_worker_processes{device="cpu",model="m",state="BUSY"} 1
 switchyard_worker_rss_bytes{model="m",worker="1"} 4.4040192e+07
 `
 		if err := testutil.GatherAndCompare(metrics, strings.NewReader(want),
-			"switchyard_worker_restarts_total", "switchyard_queue_depth_requests", "switchyard_worker_processes", "switchyard_worker_rss_bytes"); err != nil {
+			"switchyard_worker_restarts_total", "switchyard_queue_depth_requests", "switchyard_requests_waiting", "switchyard_worker_processes", "switchyard_worker_rss_bytes"); err != nil {
 			t.Error(err)
 		}
 		if n := testutil.CollectAndCount(metrics, "switchyard_batch_size_requests"); n != 1 {
@@ -264,8 +267,16 @@ switchyard_worker_rss_bytes{model="m",worker="1"} 4.4040192e+07
 		if err := r.Unregister(context.Background(), "m"); err != nil {
 			t.Fatal(err)
 		}
-		if n := testutil.CollectAndCount(metrics); n != 0 {
-			t.Errorf("%d series left after unregister", n)
+		// Only the host's backlog stays, at 0.
+		if n := testutil.CollectAndCount(metrics); n != 1 {
+			t.Errorf("%d series left after unregister, want 1", n)
+		}
+		if err := testutil.GatherAndCompare(metrics, strings.NewReader(`
+# HELP switchyard_requests_waiting Requests waiting in all models' queues together (for a worker or for their model's load): the host's backlog.
+# TYPE switchyard_requests_waiting gauge
+switchyard_requests_waiting 0
+`), "switchyard_requests_waiting"); err != nil {
+			t.Error(err)
 		}
 	}, func(c *Config) { c.Registerer = metrics })
 }

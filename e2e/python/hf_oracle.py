@@ -14,6 +14,9 @@ in this process on the same model folder:
 * {"kind": "seq2seq", "folder", "inputs", "parameters"}: model.generate;
 * {"kind": "chat", "folder", "messages", "max_new_tokens"}: the tokenizer's
   chat template and greedy model.generate; the generated ids and text;
+* {"kind": "lora", "folder", "messages", "max_new_tokens", "adapters": {name:
+  folder}}: the same with peft.PeftModel.from_pretrained(base, folder) for
+  each adapter, one at a time, and with the base alone (name "");
 * {"kind": "generation", "folder", "prompt", "max_new_tokens"}: the
   text-generation pipeline, greedy.
 
@@ -94,10 +97,11 @@ def run_seq2seq(req):
     return out
 
 
-def run_chat(req):
+def run_chat(req, model=None):
     """Greedy generation after the chat template: the generated ids and their text."""
     tok = transformers.AutoTokenizer.from_pretrained(req["folder"])
-    model = transformers.AutoModelForCausalLM.from_pretrained(req["folder"]).eval()
+    if model is None:
+        model = transformers.AutoModelForCausalLM.from_pretrained(req["folder"]).eval()
     prompt = tok.apply_chat_template(req["messages"], tokenize=False, add_generation_prompt=True)
     ids = tok(prompt, add_special_tokens=False, return_tensors="pt")
     with torch.no_grad():
@@ -106,13 +110,24 @@ def run_chat(req):
     return {"ids": new, "text": tok.decode(new, skip_special_tokens=True), "prompt_tokens": ids["input_ids"].shape[1]}
 
 
+def run_lora(req):
+    """run_chat's answer of the base alone (under "") and of each adapter on it, by name."""
+    import peft  # pylint: disable=import-outside-toplevel
+
+    out = {"": run_chat(req)}
+    for name, folder in req["adapters"].items():
+        base = transformers.AutoModelForCausalLM.from_pretrained(req["folder"])
+        out[name] = run_chat(req, peft.PeftModel.from_pretrained(base, folder).eval())
+    return out
+
+
 def run_generation(req):
     """The text-generation pipeline's answer, greedy."""
     pipe = transformers.pipeline("text-generation", model=req["folder"], device="cpu")
     return plain(pipe(req["prompt"], max_new_tokens=req["max_new_tokens"], do_sample=False))
 
 
-KINDS = {"pipeline": run_pipeline, "qa": run_qa, "seq2seq": run_seq2seq, "chat": run_chat,
+KINDS = {"pipeline": run_pipeline, "qa": run_qa, "seq2seq": run_seq2seq, "chat": run_chat, "lora": run_lora,
          "generation": run_generation}
 
 

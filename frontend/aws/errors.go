@@ -43,6 +43,8 @@ func failureOf(p dialect.Problem, err error) awsapi.Failure {
 		f.Kind = awsapi.KindThrottled
 	case errors.Is(err, api.ErrModelNotFound):
 		f.Kind = awsapi.KindNotFound
+	case errors.Is(err, api.ErrAdapterNotFound):
+		f.Kind = awsapi.KindAdapterNotFound
 	case errors.Is(err, api.ErrPredictTimeout):
 		f.Kind = awsapi.KindTimeout
 	case p.Code == fasthttp.StatusServiceUnavailable:

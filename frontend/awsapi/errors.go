@@ -17,6 +17,9 @@ const (
 	KindInvalid
 	// KindNotFound is a request for a model that is not registered.
 	KindNotFound
+	// KindAdapterNotFound is a request naming a LoRA adapter that is not
+	// registered.
+	KindAdapterNotFound
 	// KindModel is an error answer of the model's handler.
 	KindModel
 	// KindThrottled is a full queue.
@@ -61,7 +64,9 @@ const unknownOperation = "UnknownOperationException"
 // SageMakerError returns f as SageMaker Runtime answers it. A handler's
 // error, whatever its status, is ModelError (424) with OriginalStatusCode
 // and OriginalMessage, as SageMaker reports a container's error answer; a
-// bad request or an unknown model is ValidationError (400); a full queue is
+// bad request or an unknown model is ValidationError (400), and so is an
+// unknown adapter but with 404, which the SDKs raise as the same
+// ValidationError and a client can tell by its status; a full queue is
 // ThrottlingException and a model that cannot take requests now is
 // ServiceUnavailable (503), both of which the SDKs retry.
 func SageMakerError(f Failure) ErrorAnswer {
@@ -77,6 +82,8 @@ func SageMakerError(f Failure) ErrorAnswer {
 		}{modelErrorMessage(f), f.OriginalStatus, f.OriginalMessage})
 	case KindInvalid, KindNotFound:
 		return answer(400, "ValidationError", message{f.Message})
+	case KindAdapterNotFound:
+		return answer(404, "ValidationError", message{f.Message})
 	case KindNoRoute:
 		return answer(f.Status, unknownOperation, message{f.Message})
 	case KindThrottled:
@@ -116,7 +123,7 @@ func BedrockError(f Failure) ErrorAnswer {
 		}{f.Message, f.OriginalStatus, f.Resource})
 	case KindInvalid:
 		return answer(400, "ValidationException", message{f.Message})
-	case KindNotFound:
+	case KindNotFound, KindAdapterNotFound:
 		return answer(404, "ResourceNotFoundException", message{f.Message})
 	case KindNoRoute:
 		return answer(f.Status, unknownOperation, message{f.Message})

@@ -80,12 +80,15 @@ class AdaptersTest(unittest.TestCase):
         return out
 
     def answer(self, out):
+        """Returns the text of a whole chat answer."""
         return json.loads(bytes(out.content.values[0]))["choices"][0]["message"]["content"]
 
     def test_each_adapter_alone_matches_peft(self):
         for name in (None,) + NAMES:
             with self.subTest(adapter=name):
-                self.assertEqual(self.answer(self.backend.answer(chat(name))), self.want[name])
+                out = self.backend.answer(chat(name))
+                self.assertEqual(self.answer(out), self.want[name])
+                self.assertEqual(out.properties.get("x-switchyard-adapter"), name)
         self.assertLessEqual(self.adapters.on_device(), 2)
 
     def test_mixed_batch_one_forward_pass_per_step(self):

@@ -22,6 +22,7 @@ DJL's Hugging Face handler and transformers' text-generation pipeline give:
 parameters.return_full_text=false.
 """
 
+import logging
 import queue
 import threading
 
@@ -34,6 +35,11 @@ from .causal import PieceMaker
 # The property of an answer that names the adapters loaded and evicted for
 # it ("loaded:a,evicted:b"), which the front-end counts and shows.
 ADAPTER_EVENTS = "x-switchyard-adapter-events"
+# The property of an answer that names the adapter that answered it (none
+# for the base), which the front-end counts per adapter.
+ADAPTER_USED = "x-switchyard-adapter"
+
+_log = logging.getLogger("switchyard.hf.generate")
 
 
 class Prepared:
@@ -80,8 +86,8 @@ class GenerateBackend:
             return adapter_error(exc)
         if p.req.stream and not whole:
             out = genoutput.stream_output(p.req, self.stream(p))
-            return self._with_events(out)
-        return self._with_events(self.whole(p, self.generate([p])[0]))
+            return self._with_events(used(out, p))
+        return self._with_events(used(self.whole(p, self.generate([p])[0]), p))
 
     def answer_batch(self, items):
         """Returns one whole Output per request of a dynamic batch."""
@@ -105,7 +111,7 @@ class GenerateBackend:
                 results = [genoutput.failed(exc)] * len(members)
             for (i, p), events in zip(members, results):
                 outs[i] = adapter_error(events) if isinstance(events, AdapterError) else (
-                    events if not isinstance(events, list) else self.whole(p, events))
+                    events if not isinstance(events, list) else used(self.whole(p, events), p))
         self._with_events(next((o for o in outs if o is not None), None))
         return outs
 
@@ -180,9 +186,11 @@ class GenerateBackend:
             extra["stopping_criteria"] = transformers.StoppingCriteriaList([stopping])
         model, more = ready if ready is not None else self.with_adapters(prepared)
         extra.update(more)
-        with torch.no_grad():
+        with torch.no_grad(), ForwardCount(self.model.model) as passes:
             out = model.generate(**batch, **self.kwargs(first), streamer=streamer, **extra)
         self.calls += 1
+        _log.debug("generate: one call for %d sequences (adapters %s), %d forward passes", len(prepared),
+                   ",".join(p.adapter for p in prepared), passes.n)
         width = batch["input_ids"].shape[1]
         return [self._events(p, out[row, width:].tolist()) for row, p in enumerate(prepared)]
 
@@ -287,6 +295,32 @@ class _Cancel:
         import torch
 
         return torch.full((input_ids.shape[0],), self.cancel.is_set(), dtype=torch.bool, device=input_ids.device)
+
+
+class ForwardCount:
+    """ForwardCount counts a module's forward passes while it is entered (for the debug log and the tests)."""
+
+    def __init__(self, module):
+        self.module = module
+        self.n = 0
+        self.hook = None
+
+    def _count(self, *_):
+        self.n += 1
+
+    def __enter__(self):
+        self.hook = self.module.register_forward_hook(self._count)
+        return self
+
+    def __exit__(self, *_):
+        self.hook.remove()
+
+
+def used(out, p):
+    """Names the adapter of p on its answer out (ADAPTER_USED); the base's answer names none."""
+    if p.adapter != BASE:
+        out.add_property(ADAPTER_USED, p.adapter)
+    return out
 
 
 def adapter_error(exc):

@@ -1,0 +1,3 @@
+module github.com/switchyard/switchyard/deploy/rig
+
+go 1.26
