@@ -80,6 +80,7 @@ def bad_inputs(client, model):
 
 
 def main():
+    """Drives the server named by the arguments and prints the report as JSON."""
     url, num, txt, spare = sys.argv[1:5]
     client = httpclient.InferenceServerClient(url=url)
     report = {

@@ -47,7 +47,8 @@ def parse(inputs, task):
     if task == "question-answering":
         question, context = _named(texts, "question", task), _named(texts, "context", task)
         _same_shape(question, context, "question", "context")
-        items = [{"question": q, "context": c} for q, c in zip(_strings(question, "question"), _strings(context, "context"))]
+        pairs = zip(_strings(question, "question"), _strings(context, "context"))
+        items = [{"question": q, "context": c} for q, c in pairs]
         return items, _parameters(inputs), question.shape
     text = texts.get("text")
     if text is None and len(texts) == 1 and "text_pair" not in texts:
@@ -69,8 +70,8 @@ def _named(texts, name, task):
 
 def _same_shape(a, b, name_a, name_b):
     if a.shape != b.shape:
-        raise RequestError("inputs %s and %s must have one shape, not %s and %s" % (name_a, name_b, list(a.shape),
-                                                                                   list(b.shape)), param="inputs")
+        shapes = (name_a, name_b, list(a.shape), list(b.shape))
+        raise RequestError("inputs %s and %s must have one shape, not %s and %s" % shapes, param="inputs")
 
 
 def _strings(array, name):
