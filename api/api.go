@@ -120,6 +120,7 @@ type ModelRecord struct {
 	LastUnload          *Unload         `json:"lastUnload,omitempty"`
 	RollingBatch        string          `json:"rollingBatch,omitempty"`
 	Generation          *Generation     `json:"generation,omitempty"`
+	Signature           *Signature      `json:"signature,omitempty"`
 	Adapters            []AdapterRecord `json:"adapters,omitempty"`
 	LastError           string          `json:"lastError,omitempty"`
 	WorkerGroups        []WorkerGroup   `json:"workerGroups"`

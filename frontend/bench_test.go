@@ -53,8 +53,13 @@ func BenchmarkHandler(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	handleAll(b, s, benchRequest())
+}
+
+// handleAll runs req through s's handler b.N times, in parallel, without a
+// network.
+func handleAll(b *testing.B, s *Server, req *fasthttp.Request) {
 	l := s.newListener(nil, dialect.Inference|dialect.Management)
-	req := benchRequest()
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		var ctx fasthttp.RequestCtx
@@ -62,7 +67,7 @@ func BenchmarkHandler(b *testing.B) {
 			ctx.Init(req, nil, nil)
 			l.handle(&ctx)
 			if ctx.Response.StatusCode() != 200 {
-				b.Fatalf("status %d", ctx.Response.StatusCode())
+				b.Fatalf("status %d: %s", ctx.Response.StatusCode(), ctx.Response.Body())
 			}
 		}
 	})

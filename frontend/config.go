@@ -91,6 +91,9 @@ type Config struct {
 	ManagementToken string
 	// MetricsRequireToken makes GET /metrics require ManagementToken too.
 	MetricsRequireToken bool
+	// Version is the server's version, which GET /v2 reports. Empty means
+	// "dev".
+	Version string
 	// ModelAliases is model_aliases: names clients send (Converse's
 	// modelId, a SageMaker endpoint name, an OpenAI model) that stand for a
 	// registered model. Nil means none.

@@ -42,6 +42,8 @@ func (upper) Health() map[string]api.ModelHealth {
 	return map[string]api.ModelHealth{"upper": {Status: api.StatusHealthy}}
 }
 func (upper) Generation(string) (api.Generation, error) { return api.Generation{}, nil }
+func (upper) Signature(string) (api.Signature, error)   { return api.Signature{}, nil }
+func (upper) StoreModels() ([]string, error)            { return []string{"upper"}, nil }
 
 func post(url, body string) string {
 	resp, err := http.Post(url, "text/plain", strings.NewReader(body))

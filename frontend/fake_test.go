@@ -23,6 +23,9 @@ type fakeModels struct {
 	hold      chan *batching.Job
 	respond   func(model string, j *batching.Job)
 	gens      map[string]api.Generation
+	sigs      map[string]api.Signature
+	store     []string // the model store's folders
+	storeErr  error
 	registers []api.RegisterRequest
 	scales    []api.ScaleRequest
 	opErr     error
@@ -154,6 +157,21 @@ func (f *fakeModels) Generation(name string) (api.Generation, error) {
 		return api.Generation{}, fmt.Errorf("%w: %s", api.ErrModelNotFound, name)
 	}
 	return f.gens[name], nil
+}
+
+func (f *fakeModels) Signature(name string) (api.Signature, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.records[name]; !ok {
+		return api.Signature{}, fmt.Errorf("%w: %s", api.ErrModelNotFound, name)
+	}
+	return f.sigs[name], nil
+}
+
+func (f *fakeModels) StoreModels() ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.store), f.storeErr
 }
 
 func (f *fakeModels) set(fn func(f *fakeModels)) {

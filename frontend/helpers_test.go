@@ -152,7 +152,7 @@ func mustProblem(t *testing.T, resp *http.Response, body []byte) problem {
 // "aws" for the paths those dialects take (a dialect's routes, and OpenAI's
 // claim of /v1/...), "" for switchyard's own.
 func errorAPI(routes routeTable, path []byte) string {
-	if o := ownerOf(routes, path); o == "openai" || o == "aws" {
+	if o := ownerOf(routes, path); o == "openai" || o == "aws" || o == "kserve" {
 		return o
 	}
 	return ""
@@ -171,6 +171,10 @@ func checkErrorShape(api string, code int, awsType string, body []byte) error {
 		if err := json.Unmarshal(body, &e); err != nil || e.Error == nil || e.Error.Message == "" || e.Error.Type == "" {
 			return fmt.Errorf("not an OpenAI error (%v)", err)
 		}
+	case "kserve":
+		if _, err := v2Error(body); err != nil {
+			return err
+		}
 	case "aws":
 		var m map[string]any
 		if err := json.Unmarshal(body, &m); err != nil || awsType == "" || (m["Message"] == nil && m["message"] == nil) {
@@ -185,6 +189,37 @@ func checkErrorShape(api string, code int, awsType string, body []byte) error {
 		}
 	}
 	return nil
+}
+
+// v2Error returns the message of an error body in the Open Inference
+// Protocol's shape, {"error": "..."} and nothing else.
+func v2Error(body []byte) (string, error) {
+	var e struct {
+		Error *string `json:"error"`
+	}
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&e); err != nil || e.Error == nil || *e.Error == "" {
+		return "", fmt.Errorf("not an Open Inference Protocol error (%v)", err)
+	}
+	return *e.Error, nil
+}
+
+// mustV2Error checks an error answer in the Open Inference Protocol's
+// shape and returns its message.
+func mustV2Error(t *testing.T, resp *http.Response, body []byte, code int) string {
+	t.Helper()
+	if resp.StatusCode != code {
+		t.Fatalf("status = %d, want %d (%s)", resp.StatusCode, code, body)
+	}
+	msg, err := v2Error(body)
+	if err != nil {
+		t.Fatalf("body %q: %v", body, err)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != contentTypeJSON {
+		t.Fatalf("error Content-Type = %q", ct)
+	}
+	return msg
 }
 
 // mustOpenAIError decodes an error body in OpenAI's shape.

@@ -42,7 +42,11 @@ func TestRoutes(t *testing.T) {
 		{"unknown", "inf", "GET", "/nope", "", 404, "", "ResourceNotFoundException"},
 		{"root", "inf", "GET", "/", "", 404, "", "ResourceNotFoundException"},
 		{"too deep", "inf", "POST", "/predictions/m/1/2", "", 404, "", "ResourceNotFoundException"},
-		{"v2 other", "inf", "GET", "/v2/health/dead", "", 404, "", "ResourceNotFoundException"},
+		{"v2 other", "inf", "GET", "/v2/health/dead", "", 404, "", ""},
+		{"v2 repository on inference", "inf", "POST", "/v2/repository/index", "", 404, "", ""},
+		{"v2 infer on management", "mgmt", "POST", "/v2/models/m/infer", "", 404, "", ""},
+		{"v2 infer GET", "inf", "GET", "/v2/models/m/infer", "", 405, "POST", ""},
+		{"v2 index GET", "mgmt", "GET", "/v2/repository/index", "", 405, "POST", ""},
 		{"bad name", "inf", "POST", "/predictions/a%21b", "", 400, "", "BadRequestException"},
 		{"bad version", "inf", "POST", "/predictions/m/v%21", "", 400, "", "BadRequestException"},
 		{"long name", "inf", "POST", "/models/" + long + "/invoke", "", 400, "", "BadRequestException"},
@@ -80,6 +84,9 @@ func TestRoutes(t *testing.T) {
 			if resp.Header.Get("X-Request-Id") == "" {
 				t.Error("no x-request-id")
 			}
+			if strings.HasPrefix(c.path, "/v2/") && c.code >= 400 {
+				mustV2Error(t, resp, body, c.code)
+			}
 			if c.kind != "" {
 				if p := mustProblem(t, resp, body); p.Type != c.kind {
 					t.Errorf("type = %q, want %q", p.Type, c.kind)
@@ -114,7 +121,13 @@ func TestMatchRoute(t *testing.T) {
 		{"/v1/models/a/b", "openai", "", ""},
 		{"/v1", "", "", ""},
 		{"/v2/health/live", "kserve", "", ""},
-		{"/v2/health/ready/x", "", "", ""},
+		{"/v2/health/ready/x", "kserve", "", ""}, // no route, the protocol's 404
+		{"/v2", "kserve", "", ""},
+		{"/v2/models/a/versions/1/infer", "kserve", "a", "1"},
+		{"/v2/models/a/versions/1", "kserve", "a", "1"},
+		{"/v2/models/a/ready", "kserve", "a", ""},
+		{"/v2/repository/models/a/load", "kserve", "a", ""},
+		{"/v2x", "", "", ""},
 		{"/endpoints/e/invocations", "aws", "e", ""},
 		{"/endpoints/e/invocations-response-stream", "aws", "e", ""},
 		{"/endpoints/e", "", "", ""},

@@ -80,7 +80,7 @@ func New(cfg Config, models Models) (*Server, error) {
 	s.base, s.cancel = context.WithCancelCause(context.Background())
 	s.own = newCoreRoutes(fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{})))
 	s.routes = newRouteTable(dialect.Host{
-		Models: models, Base: s.base, Started: s.started, Forget: met.forget,
+		Models: models, Base: s.base, Started: s.started, Version: cfg.Version, Forget: met.forget,
 		NoWaitModelLoading: cfg.NoWaitModelLoading, AllowMultiStatus: cfg.AllowMultiStatus,
 		Aliases: cfg.ModelAliases,
 	}, s.own)

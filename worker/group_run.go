@@ -282,6 +282,7 @@ func (w *run) start() (Runner, error) {
 	w.proc, w.state, w.lastActive = p, workerReady, time.Now()
 	w.mu.Unlock()
 	w.m.setGeneration(generationOf(p.InitProps()))
+	w.m.setTensors(declaredTensors(p.InitProps()))
 	w.m.workerReady(w.g, initProp(p, "rolling_batch"))
 	return p, nil
 }

@@ -42,6 +42,10 @@ type Model struct {
 	// gen is what the handler declared it can honour (guarded by mu); nil
 	// when no worker declared anything.
 	gen *api.Generation
+	// declared is the tensors the handler declared (guarded by mu); nil
+	// when no worker declared any. cfgTensors are serving.properties'.
+	declared   *tensors
+	cfgTensors tensors
 
 	adapters *adapterSet // its LoRA adapters (option.enable_lora); their own lock
 
@@ -441,6 +445,9 @@ func (m *Model) recordWith(f figures) api.ModelRecord {
 	}
 	if m.cfg.EnableLoRA {
 		rec.Adapters = m.adapters.list()
+	}
+	if sig := m.signature(); sig.Inputs != nil || sig.Outputs != nil {
+		rec.Signature = &sig
 	}
 	return rec
 }

@@ -165,18 +165,30 @@ func expandRef(ref properties.ModelRef) ([]api.RegisterRequest, error) {
 	if !ref.All {
 		return []api.RegisterRequest{{URL: ref.Path, ModelName: ref.Name}}, nil
 	}
-	entries, err := os.ReadDir(ref.Path)
+	names, err := modelFolders(ref.Path)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.RegisterRequest, len(names))
+	for i, name := range names {
+		out[i] = api.RegisterRequest{URL: filepath.Join(ref.Path, name), ModelName: name}
+	}
+	return out, nil
+}
+
+// modelFolders returns the names of the model folders in store, sorted.
+func modelFolders(store string) ([]string, error) {
+	entries, err := os.ReadDir(store)
 	if err != nil {
 		return nil, fmt.Errorf("worker: read model store: %w", err)
 	}
-	var out []api.RegisterRequest
+	var names []string
 	for _, e := range entries {
-		dir := filepath.Join(ref.Path, e.Name())
-		if isModelDir(dir) {
-			out = append(out, api.RegisterRequest{URL: dir, ModelName: e.Name()})
+		if isModelDir(filepath.Join(store, e.Name())) {
+			names = append(names, e.Name())
 		}
 	}
-	return out, nil
+	return names, nil
 }
 
 // isModelDir reports whether dir is a model folder: it holds something
@@ -218,8 +230,12 @@ func (r *Registry) prepare(req api.RegisterRequest, startup bool) (*Model, error
 	if err := r.checkHandler(cfg, startup); err != nil {
 		return nil, err
 	}
+	declared, err := configTensors(cfg)
+	if err != nil {
+		return nil, err
+	}
 	m := newModel(r, name, dir, cfg, startup)
-	m.needs = needsOf(cfg, r.cfg.Env)
+	m.needs, m.cfgTensors = needsOf(cfg, r.cfg.Env), declared
 	if err := r.gpuRefusal(cfg); err != nil {
 		if !startup {
 			return nil, err // refused at once; a startup model shows it as FAILED

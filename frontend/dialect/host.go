@@ -30,6 +30,14 @@ type Catalog interface {
 	// honour (the zero value when it declared nothing), or
 	// api.ErrModelNotFound.
 	Generation(name string) (api.Generation, error)
+	// Signature returns the tensors a model takes and answers, as its
+	// serving.properties or its handler declared them (none when neither
+	// did), or api.ErrModelNotFound. Its lists are shared, never changed.
+	Signature(name string) (api.Signature, error)
+	// StoreModels returns the names of the model store's model folders,
+	// sorted, registered or not: what a register url naming only a folder
+	// of the store would find.
+	StoreModels() ([]string, error)
 
 	// Adapters returns the LoRA adapters of a model, sorted by name;
 	// api.ErrLoRADisabled when it serves none.
@@ -56,6 +64,8 @@ type Host struct {
 	Base context.Context
 	// Started is when the server was made.
 	Started time.Time
+	// Version is the server's version, for the APIs that report it.
+	Version string
 	// Forget drops the metrics series of a model that was unregistered.
 	Forget func(model string)
 	// NoWaitModelLoading and AllowMultiStatus are DJL's wait_model_loading

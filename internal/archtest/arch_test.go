@@ -45,7 +45,7 @@ var allowed = map[string][]string{
 	"frontend/djl":       {"api", "frontend/dialect", "frontend/genstream"},
 	"frontend/openai":    {"api", "frontend/dialect", "frontend/genstream"},
 	"frontend/aws":       {"api", "batching", "message", "frontend/awsapi", "frontend/dialect", "frontend/genstream"},
-	"frontend/kserve":    {"api", "frontend/dialect"},
+	"frontend/kserve":    {"api", "message", "frontend/dialect"},
 	"frontend/awsapi":    {},
 
 	// Shipped commands.

@@ -13,8 +13,8 @@ from switchyard_runtime.djl.errors import LoadError
 from switchyard_runtime.djl.inputs import Input
 from switchyard_runtime.djl.pairlist import PairList
 from switchyard_runtime.generative.schemas import RequestError, parse
-from switchyard_runtime.hf import causal, continuous, loading, taskinput, tasks
-from tests.helpers import REPO_DIR, make_model
+from switchyard_runtime.hf import causal, continuous, loading, taskinput, tasks, tensors
+from tests.helpers import REPO_DIR, make_model, numpy_or_skip
 
 HAVE_TRANSFORMERS = importlib.util.find_spec("transformers") is not None
 if HAVE_TRANSFORMERS:  # imported once here, so that no test's import cleanup drops torch from sys.modules
@@ -142,6 +142,100 @@ class TaskInputTest(unittest.TestCase):
         self.assertEqual(tasks.per_input("text-classification", ["a"], [{"label": "x"}]), [{"label": "x"}])
         with self.assertRaisesRegex(RuntimeError, "gave 1 results for 2 inputs"):
             tasks.per_input("token-classification", ["a", "b"], [[]])
+
+
+def tensor_request(arrays, parameters=None):
+    """Returns an Input holding an Open Inference Protocol request's tensors, as the front-end sends it."""
+    from switchyard_runtime.djl.ndlist import encode_ndlist
+
+    content = PairList()
+    content.add("data", encode_ndlist(arrays))
+    if parameters is not None:
+        content.add("parameters", parameters.encode("utf-8"))
+    return Input({"content-type": "tensor/ndlist"}, content)
+
+
+def texts(*items, shape=None):
+    """Returns a BYTES tensor (a numpy object array of UTF-8 bytes)."""
+    import numpy
+
+    out = numpy.empty(len(items), dtype=object)
+    out[:] = [t.encode("utf-8") for t in items]
+    return out.reshape(shape or (len(items),))
+
+
+class TensorTaskTest(unittest.TestCase):
+    def setUp(self):
+        numpy_or_skip(self)
+
+    def test_parse(self):
+        import numpy
+
+        cases = [
+            ("text", {"text": texts("a", "b")}, None, "fill-mask", ["a", "b"], {}),
+            ("the only BYTES input", {"sentence": texts("é"), "n": numpy.array([1])}, '{"top_k": 2}', "fill-mask",
+             ["é"], {"top_k": 2}),
+            ("pairs", {"text": texts("a"), "text_pair": texts("b")}, None, "text-classification",
+             [{"text": "a", "text_pair": "b"}], {}),
+            ("question answering", {"context": texts("c1", "c2"), "question": texts("q1", "q2")}, None,
+             "question-answering", [{"question": "q1", "context": "c1"}, {"question": "q2", "context": "c2"}], {}),
+        ]
+        for name, arrays, params, task, inputs, want_params in cases:
+            with self.subTest(name):
+                req = taskinput.parse(tensor_request(arrays, params), task)
+                self.assertEqual((req.inputs, req.parameters), (inputs, want_params))
+        req = taskinput.parse(tensor_request({"text": texts("a", "b", shape=(2, 1))}), "fill-mask")
+        self.assertEqual(req.shape, (2, 1))
+
+    def test_refused(self):
+        import numpy
+
+        cases = [
+            ("no text", {"x": numpy.array([1.0])}, None, "fill-mask", "takes its text in a BYTES input named text"),
+            ("no context", {"question": texts("q")}, None, "question-answering", "takes a BYTES input named context"),
+            ("shapes", {"question": texts("q"), "context": texts("a", "b")}, None, "question-answering",
+             "must have one shape"),
+            ("empty", {"text": texts()}, None, "fill-mask", "must not be empty"),
+            ("parameters", {"text": texts("a")}, "[1]", "fill-mask", "parameters must be an object"),
+            ("not UTF-8", {"text": numpy.array([b"\xff"], dtype=object)}, None, "fill-mask", "is not UTF-8"),
+        ]
+        for name, arrays, params, task, want in cases:
+            with self.subTest(name):
+                with self.assertRaises(RequestError) as caught:
+                    taskinput.parse(tensor_request(arrays, params), task)
+                self.assertIn(want, str(caught.exception))
+
+    def test_answers_tensors(self):
+        import json
+
+        from switchyard_runtime.djl.ndlist import decode_ndlist
+
+        def runner(inputs, **params):
+            return [{"label": text.upper(), "k": params.get("top_k")} for text in inputs]
+
+        service = tasks.TaskService("text-classification", runner)
+        batch = PairList()
+        for i, req in enumerate([tensor_request({"text": texts("a", "b", shape=(2, 1))}, '{"top_k": 1}'),
+                                 request('{"inputs": "c", "parameters": {"top_k": 1}}')]):
+            for key, value in zip(req.content.keys, req.content.values):
+                batch.add("batch_%d.%s" % (i, key), value)
+        props = {"batch_size": "2", "batch_0.content-type": "tensor/ndlist", "batch_1.content-type": "application/json"}
+        out = service.handle(Input(props, batch))
+        self.assertEqual(service.calls, 1)
+        answers = dict(zip(out.content.keys, out.content.values))
+        got = decode_ndlist(answers["batch_0.data"])
+        self.assertEqual(got.names, ["output"])
+        self.assertEqual(got[0].shape, (2, 1))
+        self.assertEqual([json.loads(x) for x in got[0].reshape(-1)], [{"label": "A", "k": 1}, {"label": "B", "k": 1}])
+        self.assertEqual(json.loads(answers["batch_1.data"]), [{"label": "C", "k": 1}])
+
+    def test_signature(self):
+        import json
+
+        qa = tensors.signature("question-answering")
+        self.assertEqual([t["name"] for t in json.loads(qa["tensor_inputs"])], ["question", "context"])
+        self.assertEqual(json.loads(tensors.signature("fill-mask")["tensor_outputs"]),
+                         [{"name": "output", "datatype": "BYTES", "shape": [-1]}])
 
 
 class StopTextTest(unittest.TestCase):

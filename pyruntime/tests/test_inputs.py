@@ -118,6 +118,13 @@ class BatchTest(unittest.TestCase):
         self.assertTrue(batches[1].is_empty())
 
 
+def decode_again(data):
+    """Returns an NDList's arrays decoded."""
+    from switchyard_runtime.djl.ndlist import decode_ndlist
+
+    return decode_ndlist(data)
+
+
 class TensorTest(unittest.TestCase):
     def test_ndlist_round_trip(self):
         numpy = numpy_or_skip(self)
@@ -143,8 +150,44 @@ class TensorTest(unittest.TestCase):
                 + numpy.array([1.0, 2.0], dtype="<f4").tobytes())
         (array,) = decode_ndlist(data)
         numpy.testing.assert_array_equal(array, [1.0, 2.0])
+        self.assertEqual(decode_ndlist(data).names, ["w"])
         with self.assertRaises(ValueError):
             decode_ndlist(data[:-3])
+
+    def test_names_strings_and_bools(self):
+        numpy = numpy_or_skip(self)
+        from switchyard_runtime.djl.ndlist import NDList, encode_ndlist
+
+        texts = numpy.array([[b"a", "\u00e9".encode()], [b"", b"xyz"]], dtype=object)
+        data = encode_ndlist({"text": texts, "flag": numpy.array([True, False]), "u": numpy.array(["hi"])})
+        inp = make({"content-type": "tensor/ndlist"}, [("data", data)])
+        got = inp.get_as_ndlist()
+        self.assertIsInstance(got, NDList)
+        self.assertEqual(got.names, ["text", "flag", "u"])
+        self.assertEqual(got.get("text").dtype, object)
+        self.assertEqual(got.get("text").tolist(), texts.tolist())
+        self.assertEqual(got.get("flag").dtype, numpy.bool_)
+        self.assertEqual(got.get("flag").tolist(), [True, False])
+        self.assertEqual(got.get("u").tolist(), [b"hi"])
+        self.assertEqual([n for n, _ in got.items()], got.names)
+        with self.assertRaises(KeyError):
+            got.get("nope")
+        self.assertEqual(inp.get_as_numpy().names, got.names)
+        again = decode_again(encode_ndlist(got))
+        self.assertEqual(again.names, got.names)
+        self.assertEqual(decode_again(encode_ndlist([numpy.zeros(2)])).names, [None])
+        with self.assertRaises(ValueError):
+            NDList([numpy.zeros(1)], names=["a", "b"])
+
+    def test_strings_big_endian(self):
+        numpy_or_skip(self)
+        # one STRING array ["ab"] with big-endian lengths, as a Java client may write it
+        data = (b"\x00\x00\x00\x01" b"\x00\x04NDAR" b"\x00\x00\x00\x03" b"\x00" b"\x00\x07default" b"\x00\x06STRING"
+                b"\x00\x00\x00\x01" b"\x00\x00\x00\x00\x00\x00\x00\x01" b"\x00\x00\x00\x01" b"\x00?" b">"
+                b"\x00\x00\x00\x06" b"\x00\x00\x00\x02ab")
+        self.assertEqual(decode_again(data)[0].tolist(), [b"ab"])
+        with self.assertRaises(ValueError):
+            decode_again(data[:-1])
 
     def test_npz(self):
         numpy = numpy_or_skip(self)

@@ -153,7 +153,16 @@ class Input:
         return list(csv.DictReader(io.StringIO(self.get_as_string(key))))
 
     def get_as_numpy(self, key=None):
-        """Returns a content item (NDList or npz) as a list of numpy arrays."""
+        """Returns a content item (NDList or npz) as a list of numpy arrays.
+
+        The list is an NDList: its names attribute holds the arrays' names
+        (an Open Inference Protocol request's input names), and get(name)
+        finds one.
+        """
+        return decode_ndlist(self._required(key))
+
+    def get_as_ndlist(self, key=None):
+        """Returns a content item (NDList or npz) as an NDList: numpy arrays with their names."""
         return decode_ndlist(self._required(key))
 
     def get_as_npz(self, key=None):

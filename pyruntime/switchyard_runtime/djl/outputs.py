@@ -114,7 +114,12 @@ class Output:
         return self
 
     def add_as_numpy(self, np_list, key=None, batch_index=None):
-        """Adds numpy arrays encoded as a DJL NDList."""
+        """Adds numpy arrays encoded as a DJL NDList.
+
+        np_list is one array, a list of them, an NDList (with names) or a
+        dict of arrays by name; the names become an Open Inference Protocol
+        answer's output names.
+        """
         return self.add(encode_ndlist(np_list), key=key, batch_index=batch_index)
 
     def add_as_npz(self, np_list, key=None, batch_index=None):

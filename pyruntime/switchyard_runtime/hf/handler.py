@@ -12,11 +12,12 @@ handler of its own:
   vLLM) or disable (model.generate per request or per dynamic batch);
 * every other task (text-classification, token-classification,
   feature-extraction, fill-mask, question-answering, text2text-generation,
-  ...): tasks.TaskService, one model call per batch.
+  ...): tasks.TaskService, one model call per batch; also over the Open
+  Inference Protocol, text in BYTES tensors (tensors.py).
 
 The answer to the initialization call declares a generative model's
-capabilities (context length, tools). The model never comes from the
-network (loading.offline).
+capabilities (context length, tools), or another task's tensors. The
+model never comes from the network (loading.offline).
 """
 
 import logging
@@ -25,7 +26,7 @@ import os
 from ..djl.outputs import Output
 from ..generative.handler import GenerativeService, make_backend
 from ..generative.schemas import Capabilities
-from . import loading, tasks
+from . import loading, tasks, tensors
 
 GENERATIVE_TASKS = ("text-generation",)
 
@@ -89,7 +90,10 @@ class HuggingFaceService:
             return self.service.initialize(props)
         kwargs = loading.load_kwargs(props)
         self.service = tasks.TaskService(self.task, tasks.build(self.task, folder, loading.device(props), kwargs))
-        return Output()
+        out = Output()
+        for key, value in tensors.signature(self.task).items():
+            out.add_property(key, value)
+        return out
 
     def handle(self, inputs):
         """Answers one request or a dynamic batch; initializes on the empty input."""

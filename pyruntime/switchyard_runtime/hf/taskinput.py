@@ -5,6 +5,8 @@
   "parameters") is the input, as DJL's question-answering requests send
   {"question", "context"}.
 * text/plain: the body is one text input.
+* tensor/ndlist: an Open Inference Protocol request, its text in BYTES
+  tensors (tensors.py); its answer is a tensor too.
 * any other type (application/octet-stream, which some clients send by
   default, or curl's form type): read as JSON when it is a JSON object,
   else refused.
@@ -18,6 +20,7 @@ raises RequestError (400) naming what is wrong.
 import json
 
 from ..generative.schemas import RequestError, decode_body
+from . import tensors
 
 # What one input of each task must be.
 PAIR_KEYS = ("text", "text_pair")
@@ -25,14 +28,19 @@ QA_KEYS = ("question", "context")
 
 
 class TaskRequest:
-    """TaskRequest is one request's inputs and parameters; key groups requests that share parameters."""
+    """TaskRequest is one request's inputs and parameters; key groups requests that share parameters.
 
-    __slots__ = ("inputs", "parameters", "key")
+    shape is the text tensor's shape of a tensor request, which its answer
+    takes; None for a JSON or text request.
+    """
 
-    def __init__(self, inputs, parameters):
+    __slots__ = ("inputs", "parameters", "key", "shape")
+
+    def __init__(self, inputs, parameters, shape=None):
         self.inputs = inputs
         self.parameters = parameters
         self.key = json.dumps(parameters, sort_keys=True, separators=(",", ":"))
+        self.shape = shape
 
 
 def content_type(inputs):
@@ -43,6 +51,9 @@ def content_type(inputs):
 def parse(inputs, task):
     """Returns the TaskRequest of one request for task; raises RequestError for a bad body."""
     kind = content_type(inputs)
+    if kind == tensors.CONTENT_TYPE:
+        items, params, shape = tensors.parse(inputs, task)
+        return TaskRequest(check_inputs(items, task), params, shape)
     if kind.startswith("text/"):
         return TaskRequest(check_inputs([inputs.get_as_string()], task), {})
     try:

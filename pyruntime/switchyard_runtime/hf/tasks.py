@@ -21,7 +21,7 @@ import time
 from ..djl.outputs import Output
 from ..generative.outputs import JSON, bad_request, batch_output, failed
 from ..generative.schemas import RequestError
-from . import taskinput
+from . import taskinput, tensors
 from .extractive_qa import QuestionAnswering
 
 _log = logging.getLogger("switchyard.hf.tasks")
@@ -105,7 +105,7 @@ class TaskService:
             return
         at = 0
         for i, req in members:
-            outs[i] = answer(results[at:at + len(req.inputs)])
+            outs[i] = answer(results[at:at + len(req.inputs)], req.shape)
             at += len(req.inputs)
 
     def call(self, flat, params):
@@ -144,6 +144,8 @@ def per_input(task, flat, raw):
     return raw
 
 
-def answer(results):
-    """Returns the Output of one request: the JSON list of its results."""
+def answer(results, shape=None):
+    """Returns the Output of one request: the JSON list of its results, or for a tensor request (shape) a tensor."""
+    if shape is not None:
+        return tensors.answer(results, shape)
     return Output().add_property("content-type", JSON).add_as_json(results)
