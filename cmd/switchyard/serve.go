@@ -184,7 +184,8 @@ func newFrontend(srv *properties.Server, reg *worker.Registry, metrics *promethe
 		ShutdownTimeout: srv.ShutdownGrace + answerMargin, Logger: log, Registry: metrics,
 		ManagementToken: srv.ManagementToken.Reveal(), MetricsRequireToken: srv.MetricsRequireToken,
 		NoWaitModelLoading: !srv.WaitModelLoading, AllowMultiStatus: srv.AllowMultiStatus,
-		ModelAliases: srv.ModelAliases,
+		ModelAliases:   srv.ModelAliases,
+		MaxConnections: srv.MaxConnections, ReadTimeout: srv.RequestReadTimeout, IdleTimeout: srv.ConnectionIdleTimeout,
 	}, reg)
 }
 
