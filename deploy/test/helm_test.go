@@ -22,7 +22,8 @@ import (
 const chartDir = "../helm/switchyard"
 
 // render renders the chart as "helm template rel --namespace ml" with the
-// given --set values, and returns its objects.
+// given --set values, and returns its objects. A value "@file" is "-f
+// file", a values file of the chart's folder, read before the --set ones.
 func render(t *testing.T, sets ...string) []object {
 	t.Helper()
 	objs, err := renderErr(t, sets...)
@@ -38,12 +39,7 @@ func renderErr(t *testing.T, sets ...string) ([]object, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vals := map[string]any{}
-	for _, s := range sets {
-		if err := strvals.ParseInto(s, vals); err != nil {
-			t.Fatal(err)
-		}
-	}
+	vals := values(t, sets...)
 	opts := chartutil.ReleaseOptions{Name: "rel", Namespace: "ml", Revision: 1, IsInstall: true}
 	rv, err := chartutil.ToRenderValues(chrt, vals, opts, chartutil.DefaultCapabilities)
 	if err != nil {
@@ -67,18 +63,36 @@ func renderErr(t *testing.T, sets ...string) ([]object, error) {
 	return out, nil
 }
 
+// values reads the "@file" values files of sets, then the --set values.
+func values(t *testing.T, sets ...string) map[string]any {
+	t.Helper()
+	vals := map[string]any{}
+	for _, s := range sets {
+		if file, ok := strings.CutPrefix(s, "@"); ok {
+			v, err := chartutil.ReadValuesFile(chartDir + "/" + file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vals = chartutil.CoalesceTables(v, vals)
+		}
+	}
+	for _, s := range sets {
+		if strings.HasPrefix(s, "@") {
+			continue
+		}
+		if err := strvals.ParseInto(s, vals); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return vals
+}
+
 var chartCRDs = []string{"keda.sh_scaledobjects.yaml", "monitoring.coreos.com_servicemonitors.yaml"}
 
 // TestChartLint is "helm lint" with warnings counted as failures.
 func TestChartLint(t *testing.T) {
-	for _, sets := range [][]string{nil, {"keda.enabled=true"}} {
-		vals := map[string]any{}
-		for _, s := range sets {
-			if err := strvals.ParseInto(s, vals); err != nil {
-				t.Fatal(err)
-			}
-		}
-		l := lint.All(chartDir, vals, "ml", false)
+	for _, sets := range [][]string{nil, {"keda.enabled=true"}, {"hpa.enabled=true"}, {"@values-gpu.yaml"}, {"@values-s3.yaml"}} {
+		l := lint.All(chartDir, values(t, sets...), "ml", false)
 		for _, m := range l.Messages {
 			if m.Severity >= support.WarningSev {
 				t.Errorf("helm lint %v: %s", sets, m)
@@ -98,13 +112,15 @@ func TestChartObjects(t *testing.T) {
 		"hpa":              {"hpa.enabled=true", "hpa.loadsPerMinutePerReplica=2"},
 		"service monitor":  {"serviceMonitor.enabled=true", "serviceMonitor.labels.release=prom"},
 		"gpu":              {"gpus=1", "image.tag=gpu"},
+		"values-gpu.yaml":  {"@values-gpu.yaml"},
+		"values-s3.yaml":   {"@values-s3.yaml", "serviceAccount.annotations.eks\\.amazonaws\\.com/role-arn=arn:aws:iam::1:role/r"},
 		"one listener":     {"management.separatePort=false", "serviceMonitor.enabled=true"},
 		"token":            {"management.tokenSecret.name=sy-token", "config.metrics_require_token=false"},
 		"no extras":        {"headlessService.enabled=false", "podDisruptionBudget.enabled=false", "podMonitoringAnnotations=false"},
 		"service account":  {"serviceAccount.create=true"},
 		"pvc and options":  {"modelStore.volume.persistentVolumeClaim.claimName=models", "config.max_loaded_models=4", "env[0].name=OPTION_ROLLING_BATCH", "env[0].value=disable"},
 		"readiness live":   {"readinessProbe.path=/v2/health/live"},
-		"memory budget":    {"config.memory_budget_mb=12000", "config.min_residence_time=5"},
+		"memory budget":    {"config.memory_budget_mb=7500", "config.min_residence_time=5"},
 		"init and volumes": {"extraInitContainers[0].name=fetch", "extraInitContainers[0].image=busybox", "extraVolumes[0].name=x", "extraVolumes[0].emptyDir.medium=Memory", "extraVolumeMounts[0].name=x", "extraVolumeMounts[0].mountPath=/x"},
 	}
 	for name, sets := range cases {
