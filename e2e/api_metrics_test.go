@@ -32,6 +32,8 @@ var metricFamilies = []struct{ name, kind string }{
 	{"switchyard_batch_size_requests", "histogram"},
 	{"switchyard_worker_processes", "gauge"},
 	{"switchyard_worker_restarts_total", "counter"},
+	{"switchyard_connections_open", "gauge"},
+	{"switchyard_connections_refused_total", "counter"},
 }
 
 // TestAPIMetrics sends known traffic (one request alone, one held behind

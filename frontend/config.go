@@ -31,21 +31,19 @@ const (
 	// DefaultShutdownTimeout bounds Serve's graceful stop when
 	// Config.ShutdownTimeout is 0.
 	DefaultShutdownTimeout = 30 * time.Second
+	// DefaultReadTimeout bounds reading one request when Config.ReadTimeout
+	// is 0.
+	DefaultReadTimeout = 60 * time.Second
+	// DefaultIdleTimeout bounds a keep-alive connection's wait for its next
+	// request when Config.IdleTimeout is 0.
+	DefaultIdleTimeout = 120 * time.Second
 )
 
-// Timeouts of the fasthttp listeners. Reading covers one whole request
-// (headers and body); idle is the wait for the next request on a keep-alive
-// connection. Writing is unbounded because answers may stream for minutes.
-//
 // readBufferSize is also the limit of the request line and headers:
 // fasthttp holds them whole in each connection's read buffer. 64 KiB lets a
 // header past the 32 KB that an int16 wire length once capped travel to the
 // worker, at 64 KiB per open connection.
-const (
-	readTimeout    = 60 * time.Second
-	idleTimeout    = 120 * time.Second
-	readBufferSize = 64 << 10
-)
+const readBufferSize = 64 << 10
 
 // Models is what the front-end needs from the model registry: what its
 // dialects may ask (dialect.Catalog), and Submit, which only the core calls.
@@ -70,6 +68,18 @@ type Config struct {
 	// ThrottleCode is the status of a queue-full answer, which also carries
 	// Retry-After. Zero means DefaultThrottleCode.
 	ThrottleCode int
+	// MaxConnections caps the connections open on each listener at once;
+	// one more is answered 503 (Connection: close, Retry-After: 1) without
+	// being read, and closed. Zero means no cap.
+	MaxConnections int
+	// ReadTimeout bounds reading one request (headers and body), from its
+	// first byte; on a new connection, from the connection's start. Slower
+	// requests get 408. Zero means DefaultReadTimeout.
+	ReadTimeout time.Duration
+	// IdleTimeout is how long a keep-alive connection may wait for its next
+	// request before it is closed. Zero means DefaultIdleTimeout. Writing
+	// is never bounded: answers may stream for minutes.
+	IdleTimeout time.Duration
 	// ShutdownTimeout bounds how long Serve lets in-flight requests finish
 	// once its context is done. Zero means DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
@@ -130,6 +140,10 @@ func (c *Config) fillNumbers() error {
 		return fmt.Errorf("%w: ThrottleCode %d is not a 4xx or 5xx status", ErrConfig, c.ThrottleCode)
 	case c.ShutdownTimeout < 0:
 		return fmt.Errorf("%w: ShutdownTimeout %v is negative", ErrConfig, c.ShutdownTimeout)
+	case c.MaxConnections < 0:
+		return fmt.Errorf("%w: MaxConnections %d is negative", ErrConfig, c.MaxConnections)
+	case c.ReadTimeout < 0 || c.IdleTimeout < 0:
+		return fmt.Errorf("%w: ReadTimeout %v or IdleTimeout %v is negative", ErrConfig, c.ReadTimeout, c.IdleTimeout)
 	}
 	if c.MaxRequestSize == 0 {
 		c.MaxRequestSize = DefaultMaxRequestSize
@@ -139,6 +153,12 @@ func (c *Config) fillNumbers() error {
 	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if c.ReadTimeout == 0 {
+		c.ReadTimeout = DefaultReadTimeout
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = DefaultIdleTimeout
 	}
 	return nil
 }

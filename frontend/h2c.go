@@ -38,6 +38,7 @@ const h2Preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 // when it opens with the HTTP/2 preface, to http2.
 type splitListener struct {
 	ln           net.Listener
+	readTimeout  time.Duration // for a connection's first bytes
 	http1, http2 *chanListener
 	wg           sync.WaitGroup // the accept loop and the routers
 
@@ -46,8 +47,8 @@ type splitListener struct {
 	closed  bool
 }
 
-func newSplitListener(ln net.Listener) *splitListener {
-	s := &splitListener{ln: ln, http1: newChanListener(ln.Addr()), http2: newChanListener(ln.Addr()),
+func newSplitListener(ln net.Listener, readTimeout time.Duration) *splitListener {
+	s := &splitListener{ln: ln, readTimeout: readTimeout, http1: newChanListener(ln.Addr()), http2: newChanListener(ln.Addr()),
 		routing: map[net.Conn]struct{}{}}
 	s.wg.Add(1)
 	go s.accept()
@@ -84,7 +85,7 @@ func (s *splitListener) route(c net.Conn) {
 		_ = c.Close()
 		return
 	}
-	_ = c.SetReadDeadline(time.Now().Add(readTimeout))
+	_ = c.SetReadDeadline(time.Now().Add(s.readTimeout))
 	head, err := readHead(c)
 	s.untrack(c)
 	_ = c.SetReadDeadline(time.Time{})
@@ -232,13 +233,14 @@ type h2Bridge struct {
 // newH2Bridge starts serving ln's connections, forwarding to addr. Request
 // bodies are not limited here: the HTTP/1.1 server answers one that is too
 // large.
-func newH2Bridge(ln net.Listener, addr string, log *zap.Logger) *h2Bridge {
+func newH2Bridge(ln net.Listener, addr string, cfg *Config) *h2Bridge {
+	log := cfg.Logger
 	var protocols http.Protocols
 	protocols.SetUnencryptedHTTP2(true)
 	transport := &http.Transport{
 		DialContext:         (&net.Dialer{}).DialContext,
 		MaxIdleConnsPerHost: 64,
-		IdleConnTimeout:     idleTimeout,
+		IdleConnTimeout:     cfg.IdleTimeout,
 		DisableCompression:  true,
 	}
 	target := &url.URL{Scheme: "http", Host: loopback(addr)}
@@ -254,7 +256,7 @@ func newH2Bridge(ln net.Listener, addr string, log *zap.Logger) *h2Bridge {
 	}
 	b := &h2Bridge{transport: transport, done: make(chan struct{})}
 	b.srv = &http.Server{
-		Handler: proxy, Protocols: &protocols, ReadHeaderTimeout: readTimeout, IdleTimeout: idleTimeout,
+		Handler: proxy, Protocols: &protocols, ReadHeaderTimeout: cfg.ReadTimeout, IdleTimeout: cfg.IdleTimeout,
 		ErrorLog: bridgeLog(log),
 	}
 	go func() {

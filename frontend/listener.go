@@ -37,8 +37,8 @@ func (s *Server) newListener(ln net.Listener, planes dialect.Plane) *listener {
 		Logger:                       fastLogger{s.log},
 		MaxRequestBodySize:           s.cfg.MaxRequestSize,
 		ReadBufferSize:               readBufferSize,
-		ReadTimeout:                  readTimeout,
-		IdleTimeout:                  idleTimeout,
+		ReadTimeout:                  s.cfg.ReadTimeout,
+		IdleTimeout:                  s.cfg.IdleTimeout,
 		NoDefaultServerHeader:        true,
 		DisablePreParseMultipartForm: true,
 		CloseOnShutdown:              true,
@@ -53,8 +53,8 @@ func (l *listener) prepare() {
 	if l.planes&dialect.Inference == 0 {
 		return
 	}
-	l.split = newSplitListener(l.ln)
-	l.h2 = newH2Bridge(l.split.http2, l.ln.Addr().String(), l.srv.log)
+	l.split = newSplitListener(l.ln, l.srv.cfg.ReadTimeout)
+	l.h2 = newH2Bridge(l.split.http2, l.ln.Addr().String(), &l.srv.cfg)
 }
 
 // serve runs fasthttp's accept loop; a failure other than the listener

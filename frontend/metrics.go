@@ -17,6 +17,7 @@ type metrics struct {
 	duration    *prometheus.HistogramVec
 	generations *prometheus.CounterVec
 	inFlight    *prometheus.GaugeVec
+	conns       *connMetrics
 	models      sync.Map // model name → *modelSeries
 }
 
@@ -56,6 +57,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("frontend: register metrics: %w", err)
 		}
+	}
+	var err error
+	if m.conns, err = newConnMetrics(reg); err != nil {
+		return nil, fmt.Errorf("frontend: register metrics: %w", err)
 	}
 	return m, nil
 }

@@ -101,11 +101,30 @@ func (s *Server) Listen() error {
 			s.closeListeners()
 			return fmt.Errorf("frontend: listen on %s: %w", b.addr, err)
 		}
-		s.listeners = append(s.listeners, s.newListener(ln, b.planes))
+		s.listeners = append(s.listeners, s.newListener(s.capped(ln, b.planes), b.planes))
 	}
 	s.state = stateListening
 	s.warnOpenManagement()
 	return nil
+}
+
+// capped wraps ln so that its open connections are counted and, with
+// Config.MaxConnections, capped.
+func (s *Server) capped(ln net.Listener, planes dialect.Plane) net.Listener {
+	name := planeName(planes)
+	return newCapListener(ln, s.cfg.MaxConnections,
+		s.met.conns.open.WithLabelValues(name), s.met.conns.refused.WithLabelValues(name))
+}
+
+// planeName is the listener label of a listener serving planes.
+func planeName(planes dialect.Plane) string {
+	switch planes {
+	case dialect.Inference:
+		return "inference"
+	case dialect.Management:
+		return "management"
+	}
+	return "inference+management"
 }
 
 type binding struct {

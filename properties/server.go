@@ -33,6 +33,11 @@ const (
 	DefaultPythonExecutable = "python3"
 	// DefaultShutdownGrace is the default of shutdown_grace_period.
 	DefaultShutdownGrace = 30 * time.Second
+	// DefaultRequestReadTimeout is the default of request_read_timeout.
+	DefaultRequestReadTimeout = 60 * time.Second
+	// DefaultConnectionIdleTimeout is the default of
+	// connection_idle_timeout.
+	DefaultConnectionIdleTimeout = 120 * time.Second
 	// DefaultRetryThreshold is the default of retry_threshold.
 	DefaultRetryThreshold = 3
 	// DefaultMinResidenceTime is the default of min_residence_time: how
@@ -59,10 +64,16 @@ type Server struct {
 	PythonExecutable      string        // python_executable
 	PythonEngine          string        // python_engine; "" is the built-in runtime
 	ShutdownGrace         time.Duration // shutdown_grace_period (s)
-	RetryThreshold        int           // retry_threshold
-	AllowedModelRoots     []string      // allowed_model_roots: folders POST /models may register from
-	WaitModelLoading      bool          // wait_model_loading: /ping is 503 until the startup models have loaded
-	AllowMultiStatus      bool          // allow_multi_status: /ping is 207 while a model is PENDING
+
+	// Connections, on each listener.
+	MaxConnections        int           // max_connections: open connections past which one is answered 503 and closed; 0 for no cap
+	RequestReadTimeout    time.Duration // request_read_timeout (s): reading one request, from its first byte
+	ConnectionIdleTimeout time.Duration // connection_idle_timeout (s): a keep-alive connection's wait for its next request
+
+	RetryThreshold    int      // retry_threshold
+	AllowedModelRoots []string // allowed_model_roots: folders POST /models may register from
+	WaitModelLoading  bool     // wait_model_loading: /ping is 503 until the startup models have loaded
+	AllowMultiStatus  bool     // allow_multi_status: /ping is 207 while a model is PENDING
 
 	// Worker caps; 0 means derived from the host when the registry starts.
 	MaxWorkersPerModel int // max_workers_per_model: the most workers one model may have
@@ -118,6 +129,7 @@ func defaultServer() *Server {
 		MaxIdleTime: DefaultMaxIdleTime, MaxRequestSize: DefaultMaxRequestSize,
 		ThrottleErrorHTTPCode: DefaultThrottleCode, SocketDir: os.TempDir(),
 		PythonExecutable: DefaultPythonExecutable, ShutdownGrace: DefaultShutdownGrace,
+		RequestReadTimeout: DefaultRequestReadTimeout, ConnectionIdleTimeout: DefaultConnectionIdleTimeout,
 		RetryThreshold: DefaultRetryThreshold, WaitModelLoading: true, MinResidenceTime: DefaultMinResidenceTime,
 		Extra: map[string]string{},
 	}
@@ -190,6 +202,9 @@ func (s *Server) fields(strs *serverStrings) []field {
 		stringField("python_executable", &s.PythonExecutable),
 		stringField("python_engine", &s.PythonEngine),
 		durationField("shutdown_grace_period", &s.ShutdownGrace, time.Second),
+		intField("max_connections", &s.MaxConnections),
+		durationField("request_read_timeout", &s.RequestReadTimeout, time.Second),
+		durationField("connection_idle_timeout", &s.ConnectionIdleTimeout, time.Second),
 		intField("retry_threshold", &s.RetryThreshold),
 		stringField("allowed_model_roots", &strs.allowedRoots),
 		intField("max_workers_per_model", &s.MaxWorkersPerModel),

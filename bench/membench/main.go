@@ -30,6 +30,8 @@ type config struct {
 	bin, python, model string
 	size               int64
 	requests           int
+	conns, maxConns    int  // the connection mode: idle connections to open; max_connections
+	partial            bool // the connection mode: each connection sends half a request
 	idle, watch, every time.Duration
 	targetMB           float64
 }
@@ -46,7 +48,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	res, err := measure(ctx, cfg, stderr)
+	var res interface{ print(io.Writer, config) }
+	if cfg.conns > 0 {
+		res, err = measureConns(ctx, cfg, stderr)
+	} else {
+		res, err = measure(ctx, cfg, stderr)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "membench: %v\n", err)
 		return 1
@@ -68,6 +75,9 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		return err
 	})
 	fs.IntVar(&cfg.requests, "requests", 1, "large requests to send, one after the other")
+	fs.IntVar(&cfg.conns, "conns", 0, "instead of large requests, open this many connections that send nothing")
+	fs.IntVar(&cfg.maxConns, "max-connections", 0, "the server's max_connections (0: no cap)")
+	fs.BoolVar(&cfg.partial, "partial", false, "with -conns: each connection sends a request line and a header, and no more")
 	fs.DurationVar(&cfg.idle, "idle", 5*time.Second, "idle time before the first RSS reading")
 	fs.DurationVar(&cfg.watch, "watch", 30*time.Second, "how long to sample the RSS after the last answer")
 	fs.DurationVar(&cfg.every, "every", 250*time.Millisecond, "sampling interval")
@@ -83,6 +93,8 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		return cfg, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	case cfg.requests < 1 || cfg.every <= 0 || cfg.watch < cfg.every:
 		return cfg, fmt.Errorf("%w: -requests must be at least 1 and -watch at least -every", errUsage)
+	case cfg.conns < 0 || cfg.maxConns < 0:
+		return cfg, fmt.Errorf("%w: -conns and -max-connections may not be negative", errUsage)
 	}
 	var err error
 	if cfg.model, err = filepath.Abs(cfg.model); err != nil {

@@ -30,7 +30,11 @@ func TestParseArgs(t *testing.T) {
 	if err != nil || cfg.size != 1<<20 || cfg.requests != 3 || cfg.watch != 2*time.Second {
 		t.Errorf("parseArgs = %+v, %v", cfg, err)
 	}
-	for _, bad := range [][]string{{"-requests", "0"}, {"-watch", "1ms"}, {"extra"}, {"-size", "x"}} {
+	cfg, err = parseArgs([]string{"-conns", "4000", "-partial", "-max-connections", "1000"}, &stderr)
+	if err != nil || cfg.conns != 4000 || !cfg.partial || cfg.maxConns != 1000 {
+		t.Errorf("parseArgs = %+v, %v", cfg, err)
+	}
+	for _, bad := range [][]string{{"-requests", "0"}, {"-watch", "1ms"}, {"extra"}, {"-size", "x"}, {"-conns", "-1"}, {"-max-connections", "-2"}} {
 		if _, err := parseArgs(bad, &stderr); err == nil {
 			t.Errorf("parseArgs(%q) accepted", bad)
 		}
@@ -71,5 +75,24 @@ func TestReport(t *testing.T) {
 	r.print(&out, config{watch: 3 * time.Second, targetMB: 40})
 	if !strings.Contains(out.String(), ": MISSED") {
 		t.Errorf("a last sample over the target is not MISSED:\n%s", out.String())
+	}
+}
+
+func TestConnReport(t *testing.T) {
+	mb := func(n float64) int64 { return int64(n * 1e6) }
+	r := &connResult{idle: mb(24), open: mb(41.4), closed: mb(48.7), peak: mb(48.7), opened: 1000, refused: 14000,
+		openTook: 2 * time.Second, refusalTook: 1490 * time.Microsecond}
+	var out bytes.Buffer
+	r.print(&out, config{conns: 15000, maxConns: 1000, partial: true})
+	for _, want := range []string{
+		"15000 connections that send half a request, max_connections=1000",
+		"| connections open (2 s after the last) | 41.4 |",
+		"held open: 1000, refused with a 503: 14000",
+		"503 and closed in 1.49ms",
+		"+17.4 MB over idle",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
 	}
 }

@@ -185,6 +185,7 @@ func newFrontend(srv *properties.Server, reg *worker.Registry, metrics *promethe
 		ManagementToken: srv.ManagementToken.Reveal(), MetricsRequireToken: srv.MetricsRequireToken,
 		NoWaitModelLoading: !srv.WaitModelLoading, AllowMultiStatus: srv.AllowMultiStatus,
 		ModelAliases: srv.ModelAliases, Version: versionString(),
+		MaxConnections: srv.MaxConnections, ReadTimeout: srv.RequestReadTimeout, IdleTimeout: srv.ConnectionIdleTimeout,
 	}, reg)
 }
 

@@ -87,6 +87,9 @@ func (l Load) Run(ctx context.Context) *Result {
 	return res
 }
 
+// hotModel gets half the requests.
+const hotModel = "model-a"
+
 // pick draws a model: model-a half the time, else one of the other five.
 func pick(rng *rand.Rand) string {
 	if rng.IntN(2) == 0 {

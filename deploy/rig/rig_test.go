@@ -102,12 +102,28 @@ func judge(t *testing.T, results []phaseResult) {
 	if aok && rrok {
 		al, _ := a.totals()
 		rl, _ := rr.totals()
-		// Per request sent, so that a phase slowed by its loads is not
-		// flattered by having sent fewer.
-		if al/float64(a.Sent) >= rl/float64(rr.Sent) {
-			t.Errorf("affinity made %.0f loads for %d requests, round robin %.0f for %d: affinity saved nothing", al, a.Sent, rl, rr.Sent)
+		// Over the same time and clients, so that a phase slowed by its
+		// loads, which sends fewer requests, is not flattered.
+		if al > rl/2 {
+			t.Errorf("affinity made %.0f loads for %d requests, round robin %.0f for %d: want at most half", al, a.Sent, rl, rr.Sent)
 		}
 	}
+	if aok {
+		if n := servedBy(a, hotModel); n < 2 {
+			t.Errorf("affinity: %s served by %d replica(s), want more than one (the bound spills it)", hotModel, n)
+		}
+	}
+}
+
+// servedBy counts the replicas that answered model at least once.
+func servedBy(p phaseResult, model string) int {
+	n := 0
+	for _, models := range p.Served {
+		if models[model] > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 func report(t *testing.T, p phaseResult) {

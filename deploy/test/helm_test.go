@@ -22,7 +22,8 @@ import (
 const chartDir = "../helm/switchyard"
 
 // render renders the chart as "helm template rel --namespace ml" with the
-// given --set values, and returns its objects.
+// given --set values, and returns its objects. A value "@file" is "-f
+// file", a values file of the chart's folder, read before the --set ones.
 func render(t *testing.T, sets ...string) []object {
 	t.Helper()
 	objs, err := renderErr(t, sets...)
@@ -38,12 +39,7 @@ func renderErr(t *testing.T, sets ...string) ([]object, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vals := map[string]any{}
-	for _, s := range sets {
-		if err := strvals.ParseInto(s, vals); err != nil {
-			t.Fatal(err)
-		}
-	}
+	vals := values(t, sets...)
 	opts := chartutil.ReleaseOptions{Name: "rel", Namespace: "ml", Revision: 1, IsInstall: true}
 	rv, err := chartutil.ToRenderValues(chrt, vals, opts, chartutil.DefaultCapabilities)
 	if err != nil {
@@ -67,18 +63,36 @@ func renderErr(t *testing.T, sets ...string) ([]object, error) {
 	return out, nil
 }
 
+// values reads the "@file" values files of sets, then the --set values.
+func values(t *testing.T, sets ...string) map[string]any {
+	t.Helper()
+	vals := map[string]any{}
+	for _, s := range sets {
+		if file, ok := strings.CutPrefix(s, "@"); ok {
+			v, err := chartutil.ReadValuesFile(chartDir + "/" + file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vals = chartutil.CoalesceTables(v, vals)
+		}
+	}
+	for _, s := range sets {
+		if strings.HasPrefix(s, "@") {
+			continue
+		}
+		if err := strvals.ParseInto(s, vals); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return vals
+}
+
 var chartCRDs = []string{"keda.sh_scaledobjects.yaml", "monitoring.coreos.com_servicemonitors.yaml"}
 
 // TestChartLint is "helm lint" with warnings counted as failures.
 func TestChartLint(t *testing.T) {
-	for _, sets := range [][]string{nil, {"keda.enabled=true"}} {
-		vals := map[string]any{}
-		for _, s := range sets {
-			if err := strvals.ParseInto(s, vals); err != nil {
-				t.Fatal(err)
-			}
-		}
-		l := lint.All(chartDir, vals, "ml", false)
+	for _, sets := range [][]string{nil, {"keda.enabled=true"}, {"hpa.enabled=true"}, {"@values-gpu.yaml"}, {"@values-s3.yaml"}} {
+		l := lint.All(chartDir, values(t, sets...), "ml", false)
 		for _, m := range l.Messages {
 			if m.Severity >= support.WarningSev {
 				t.Errorf("helm lint %v: %s", sets, m)
@@ -95,15 +109,18 @@ func TestChartObjects(t *testing.T) {
 	cases := map[string][]string{
 		"defaults":         nil,
 		"keda":             {"keda.enabled=true", "keda.loadsPerMinutePerReplica=2", "keda.prometheus.authenticationRef=prom-auth"},
+		"hpa":              {"hpa.enabled=true", "hpa.loadsPerMinutePerReplica=2"},
 		"service monitor":  {"serviceMonitor.enabled=true", "serviceMonitor.labels.release=prom"},
 		"gpu":              {"gpus=1", "image.tag=gpu"},
+		"values-gpu.yaml":  {"@values-gpu.yaml"},
+		"values-s3.yaml":   {"@values-s3.yaml", "serviceAccount.annotations.eks\\.amazonaws\\.com/role-arn=arn:aws:iam::1:role/r"},
 		"one listener":     {"management.separatePort=false", "serviceMonitor.enabled=true"},
 		"token":            {"management.tokenSecret.name=sy-token", "config.metrics_require_token=false"},
 		"no extras":        {"headlessService.enabled=false", "podDisruptionBudget.enabled=false", "podMonitoringAnnotations=false"},
 		"service account":  {"serviceAccount.create=true"},
 		"pvc and options":  {"modelStore.volume.persistentVolumeClaim.claimName=models", "config.max_loaded_models=4", "env[0].name=OPTION_ROLLING_BATCH", "env[0].value=disable"},
 		"readiness live":   {"readinessProbe.path=/v2/health/live"},
-		"memory budget":    {"config.memory_budget_mb=12000", "config.min_residence_time=5"},
+		"memory budget":    {"config.memory_budget_mb=7500", "config.min_residence_time=5"},
 		"init and volumes": {"extraInitContainers[0].name=fetch", "extraInitContainers[0].image=busybox", "extraVolumes[0].name=x", "extraVolumes[0].emptyDir.medium=Memory", "extraVolumeMounts[0].name=x", "extraVolumeMounts[0].mountPath=/x"},
 	}
 	for name, sets := range cases {
@@ -255,16 +272,10 @@ func TestChartKEDA(t *testing.T) {
 }
 
 // TestChartSeriesExist: the series the ScaledObject and docs/deploy.md
-// query are ones switchyard exports.
+// query are ones switchyard exports (or, for the HPA, ones the
+// prometheus-adapter rules make of them).
 func TestChartSeriesExist(t *testing.T) {
-	var src strings.Builder
-	for _, f := range []string{"../../worker/registry_metrics.go", "../../worker/residency_metrics.go", "../../frontend/metrics.go"} {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		src.Write(data)
-	}
+	src := exportedSeries(t)
 	tmpl, err := os.ReadFile(chartDir + "/templates/scaledobject.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -277,12 +288,34 @@ func TestChartSeriesExist(t *testing.T) {
 	if len(used) == 0 {
 		t.Fatal("no series found in the ScaledObject template")
 	}
+	adapted := map[string]bool{} // names prometheus-adapter's rules give
+	for _, r := range adapterRules(t).Rules.Custom {
+		adapted[r.Name.As] = true
+	}
 	for _, s := range used {
+		if adapted[s] {
+			continue
+		}
 		base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(s, "_bucket"), "_sum"), "_count")
-		if !strings.Contains(src.String(), `"`+base+`"`) {
+		if !strings.Contains(src, `"`+base+`"`) {
 			t.Errorf("%s is used but switchyard exports no such series", s)
 		}
 	}
+}
+
+// exportedSeries returns the source of the files that name switchyard's
+// series, to look names up in.
+func exportedSeries(t *testing.T) string {
+	t.Helper()
+	var src strings.Builder
+	for _, f := range []string{"../../worker/registry_metrics.go", "../../worker/residency_metrics.go", "../../frontend/metrics.go", "../../frontend/connlimit.go"} {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.Write(data)
+	}
+	return src.String()
 }
 
 // TestChartOwnedKeys: settings the chart derives cannot be set twice.

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -52,6 +53,9 @@ var builtin = map[string]func() any{
 	"apps/v1 StatefulSet":                func() any { return &appsv1.StatefulSet{} },
 	"v1 ConfigMap":                       func() any { return &corev1.ConfigMap{} },
 	"networking.k8s.io/v1 NetworkPolicy": func() any { return &networkingv1.NetworkPolicy{} },
+	"autoscaling/v2 HorizontalPodAutoscaler": func() any {
+		return &autoscalingv2.HorizontalPodAutoscaler{}
+	},
 }
 
 // decodeStrict decodes a YAML document into v as the API server's strict
