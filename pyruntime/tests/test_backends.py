@@ -99,6 +99,10 @@ class ChoiceTest(unittest.TestCase):
             ("auto reads model_id's config", {"config.json": DEBERTA, "m/config.json": QWEN2},
              {"rolling_batch": "auto", "model_id": "m"}, False, "transformers"),
             ("disable", {"config.json": QWEN2}, {"rolling_batch": "disable"}, False, "disable"),
+            ("auto with enable_lora is disable, even where vllm imports", {"config.json": GPT2},
+             {"rolling_batch": "auto", "enable_lora": "true"}, True, "disable"),
+            ("disable with enable_lora", {"config.json": QWEN2}, {"rolling_batch": "disable", "enable_lora": "true"},
+             False, "disable"),
             ("entryPoint=generative beats model.py", {"model.py": HANDLER, "config.json": GPT2},
              {"rolling_batch": "vllm", "entryPoint": "generative"}, True, "vllm"),
             ("entryPoint=djl_python.huggingface", {"config.json": DEBERTA},
@@ -141,6 +145,9 @@ class ChoiceTest(unittest.TestCase):
              "option.rolling_batch=scheduler needs the folder's own model.py"),
             ("unknown mode", {"rolling_batch": "tgi"}, False, loader.LoadError,
              "option.rolling_batch=tgi is not one of"),
+            ("enable_lora with vllm", {"rolling_batch": "vllm", "enable_lora": "true"}, False, loader.LoadError,
+             "option.enable_lora=true serves LoRA adapters with rolling_batch=disable (model.generate with dynamic "
+             "batching) only, and this model has rolling_batch=vllm"),
         ]
         for name, props, no_transformers, error, message in cases:
             with self.subTest(name):

@@ -129,6 +129,38 @@ class AdaptersTest(unittest.TestCase):
         with self.assertRaises(AdapterError):
             self.adapters.register("__base__", adapter_dir("qa"))
 
+    def test_no_lora_no_base_answer(self):
+        """A request naming an adapter on a model without option.enable_lora gets 404, never the base's answer,
+        whether the body names it or the front-end's adapter property does."""
+        from switchyard_runtime.generative.schemas import AdapterNotServed, refuse_adapter
+        from switchyard_runtime.hf.generate import GenerateBackend
+
+        plain = GenerateBackend(self.model, self.backend.settings, self.backend.caps, None)
+        with self.assertRaises(AdapterNotServed) as caught:
+            plain.answer(chat("qa"))
+        self.assertEqual(caught.exception.code, 404)
+        self.assertIn("adapter qa: this model serves no adapters", str(caught.exception))
+        body = {"messages": [{"role": "user", "content": QUESTION}], "adapters": ["qa"]}
+        content = PairList()
+        content.add("data", json.dumps(body).encode("utf-8"))
+        with self.assertRaises(AdapterNotServed):
+            plain.answer(Input({"content-type": "application/json"}, content))
+        for named in ("qa", "x"):
+            with self.subTest(named=named), self.assertRaises(AdapterNotServed):
+                refuse_adapter(chat(named), type("Req", (), {"adapter": None})())
+        refuse_adapter(chat("__base__"), type("Req", (), {"adapter": None})())
+
+
+@unittest.skipUnless(HAVE_PEFT and fixture("bert-cls"), "needs transformers and the bert-cls fixture")
+class LoRAOnClassifierTest(unittest.TestCase):
+    def test_refused_at_load(self):
+        from switchyard_runtime.djl.errors import LoadError
+        from switchyard_runtime.hf.handler import HuggingFaceService
+
+        with self.assertRaises(LoadError) as caught:
+            HuggingFaceService().initialize({"model_dir": fixture("bert-cls"), "enable_lora": "true"})
+        self.assertIn("LoRA adapters are served for causal LMs (text-generation) only", str(caught.exception))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -73,7 +73,16 @@ def choose(model_dir, props):
         raise LoadError("option.rolling_batch=%s is not one of %s" % (mode, ", ".join(MODES)))
     if mode == "auto":
         mode = auto_mode(model_dir, props)
+    if lora_enabled(props) and mode != "disable":
+        raise LoadError("option.enable_lora=true serves LoRA adapters with rolling_batch=disable (model.generate with "
+                        "dynamic batching) only, and this model has rolling_batch=%s: set option.rolling_batch=disable "
+                        "or auto, or leave option.enable_lora off" % mode)
     return _check(mode, model_dir, props)
+
+
+def lora_enabled(props):
+    """Reports whether option.enable_lora is true."""
+    return str(props.get("enable_lora") or "").strip().lower() == "true"
 
 
 def _check(mode, model_dir, props):
@@ -128,15 +137,15 @@ def auto_mode(model_dir, props):
     continuous batching for another causal LM, else disable."""
     arch = architecture(model_dir, props)
     optimized = bool(arch) and arch.endswith(OPTIMIZED_SUFFIXES)
+    if arch and arch.endswith(CAUSAL_SUFFIXES) and lora_enabled(props):
+        _log.info("rolling_batch=auto: %s serves LoRA adapters with model.generate and dynamic batching "
+                  "(rolling_batch=disable): transformers' continuous batching cannot run several adapters "
+                  "in one batch, and switchyard does not drive vLLM's LoRA support", arch)
+        return "disable"
     if optimized and importable("vllm"):
         _log.info("rolling_batch=auto: %s loads with vllm", arch)
         return "vllm"
     if arch and arch.endswith(CAUSAL_SUFFIXES):
-        if str(props.get("enable_lora") or "").strip().lower() == "true":
-            _log.info("rolling_batch=auto: %s serves LoRA adapters with model.generate and dynamic batching "
-                      "(rolling_batch=disable): transformers' continuous batching cannot run several adapters "
-                      "in one batch, and vllm is not installed", arch)
-            return "disable"
         _log.info("rolling_batch=auto: %s loads with transformers' continuous batching (vllm is not installed)",
                   arch)
         return TRANSFORMERS

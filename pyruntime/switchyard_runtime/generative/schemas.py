@@ -177,6 +177,26 @@ def parse(body, rolling_batch=None, default_max=DEFAULT_MAX_TOKENS, caps=None):
     return req
 
 
+class AdapterNotServed(RequestError):
+    """AdapterNotServed is a request that names a LoRA adapter on a model that serves none: 404, as an
+    unknown adapter is on a model that does, and never the base model's answer."""
+
+    code = 404
+
+
+# The name the front-end gives the base model when a request selects it explicitly.
+BASE_ADAPTER = "__base__"
+
+
+def refuse_adapter(inputs, req):
+    """Raises AdapterNotServed when the request names an adapter, in its body's adapters or in the
+    adapter property the front-end sets, on a backend without LoRA adapters."""
+    adapter = inputs.get_property("adapter") or req.adapter
+    if adapter and adapter != BASE_ADAPTER:
+        raise AdapterNotServed("adapter %s: this model serves no adapters (option.enable_lora is off)" % adapter,
+                               param="adapters")
+
+
 def _adapter(obj):
     """Returns the adapter DJL's "adapters" field names: a string, or a list of one ("" is the base)."""
     value = obj.get("adapters")

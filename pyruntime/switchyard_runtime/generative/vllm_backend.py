@@ -22,7 +22,7 @@ from . import outputs as genoutput
 from . import toolcalls
 from .backends import model_path
 from .prompts import template_kwargs, template_messages
-from .schemas import CHAT, Capabilities, RequestError, fit_context, parse_input
+from .schemas import CHAT, Capabilities, RequestError, fit_context, parse_input, refuse_adapter
 
 # DJL's dtype names, as vLLM spells them.
 DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
@@ -116,6 +116,7 @@ class VllmBackend:
     def answer(self, inputs, whole=False):
         """Returns a coroutine of the Output: a streaming one, or the whole answer."""
         req = parse_input(inputs, "vllm", self.settings.default_max, self.caps)
+        refuse_adapter(inputs, req)
         if whole:
             req.stream = False
         return self._answer(req)

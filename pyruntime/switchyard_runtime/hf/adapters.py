@@ -31,8 +31,9 @@ import time
 import warnings
 
 from ..djl.errors import LoadError
+from ..generative.schemas import BASE_ADAPTER
 
-BASE = "__base__"
+BASE = BASE_ADAPTER
 DEFAULT_MAX_LORAS = 4
 
 _log = logging.getLogger("switchyard.hf.adapters")

@@ -25,7 +25,7 @@ import math
 import uuid
 
 from ..generative import outputs as genoutput
-from ..generative.schemas import fit_context, parse_input
+from ..generative.schemas import fit_context, parse_input, refuse_adapter
 from .causal import PieceMaker
 
 BLOCK_SIZE = 32
@@ -70,6 +70,7 @@ class ContinuousBackend:
     def answer(self, inputs, whole=False):
         """Returns a coroutine of the Output: a streaming one, or the whole answer."""
         req = parse_input(inputs, "auto", self.settings.default_max, self.caps)
+        refuse_adapter(inputs, req)
         if whole:
             req.stream = False
         _, ids = self.model.prompt(req)

@@ -28,7 +28,7 @@ import threading
 
 from ..djl.outputs import Output
 from ..generative import outputs as genoutput
-from ..generative.schemas import GENERATION, RequestError, fit_context, parse_input
+from ..generative.schemas import GENERATION, RequestError, fit_context, parse_input, refuse_adapter
 from .adapters import BASE, AdapterError
 from .causal import PieceMaker
 
@@ -69,10 +69,9 @@ class GenerateBackend:
         """Returns the Prepared request of one Input; raises RequestError for a bad one."""
         req = parse_input(inputs, "disable", self.settings.default_max, self.caps)
         adapter = inputs.get_property("adapter") or req.adapter
-        if adapter and adapter != BASE:
-            if self.adapters is None:
-                raise RequestError("adapter %s: this model serves no adapters (option.enable_lora is off)" % adapter,
-                                   param="adapters")
+        if self.adapters is None:
+            refuse_adapter(inputs, req)
+        elif adapter and adapter != BASE:
             self.adapters.get(adapter)
         text, ids = self.model.prompt(req)
         fit_context(req, len(ids), self.caps.context_length)

@@ -23,6 +23,7 @@ model never comes from the network (loading.offline).
 import logging
 import os
 
+from ..djl.errors import LoadError
 from ..djl.outputs import Output
 from ..generative.handler import GenerativeService, make_backend
 from ..generative.schemas import Capabilities
@@ -88,6 +89,9 @@ class HuggingFaceService:
         if self.task in GENERATIVE_TASKS:
             self.service = GenerativeService(transformers_backend)
             return self.service.initialize(props)
+        if loading.flag(props, "enable_lora"):
+            raise LoadError("option.enable_lora=true: LoRA adapters are served for causal LMs (text-generation) "
+                            "only, and %s is served as %s" % (folder, self.task))
         kwargs = loading.load_kwargs(props)
         self.service = tasks.TaskService(self.task, tasks.build(self.task, folder, loading.device(props), kwargs))
         out = Output()
