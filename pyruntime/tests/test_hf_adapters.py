@@ -21,6 +21,9 @@ if HAVE_PEFT:  # imported once here, so that no test's import cleanup drops torc
     for _name in ("torch", "transformers", "peft"):
         importlib.import_module(_name)
 NAMES = ("extraction", "classification", "summarization", "qa")
+# The worker's --device-id for the adapters and the reference alike: -1 (the CPU) unless
+# SWITCHYARD_TEST_DEVICE_ID names a GPU (scripts/gpu_lora_check.sh runs this suite on one).
+DEVICE_ID = os.environ.get("SWITCHYARD_TEST_DEVICE_ID", "-1")
 QUESTION = "Farid Haddad signed a trade deal in Paris on Tuesday."
 
 
@@ -50,7 +53,7 @@ class AdaptersTest(unittest.TestCase):
         from switchyard_runtime.hf.generate import GenerateBackend
         from switchyard_runtime.generative.schemas import Capabilities
 
-        props = {"device_id": "-1", "max_loras": "2", "max_cpu_loras": "3"}
+        props = {"device_id": DEVICE_ID, "max_loras": "2", "max_cpu_loras": "3"}
         cls.model = CausalModel(fixture("qwen2-chat"), props)
         cls.adapters = Adapters(cls.model, props)
         for name in NAMES:
@@ -69,10 +72,11 @@ class AdaptersTest(unittest.TestCase):
         tok = transformers.AutoTokenizer.from_pretrained(fixture("qwen2-chat"))
         prompt = tok.apply_chat_template([{"role": "user", "content": QUESTION}], tokenize=False,
                                          add_generation_prompt=True)
-        ids = tok(prompt, add_special_tokens=False, return_tensors="pt")
+        device = "cuda:%s" % DEVICE_ID if int(DEVICE_ID) >= 0 else "cpu"
+        ids = tok(prompt, add_special_tokens=False, return_tensors="pt").to(device)
         out = {}
         for name in (None,) + NAMES:
-            base = transformers.AutoModelForCausalLM.from_pretrained(fixture("qwen2-chat")).eval()
+            base = transformers.AutoModelForCausalLM.from_pretrained(fixture("qwen2-chat")).to(device).eval()
             model = base if name is None else peft.PeftModel.from_pretrained(base, adapter_dir(name)).eval()
             with torch.no_grad():
                 gen = model.generate(**ids, max_new_tokens=24, do_sample=False)
