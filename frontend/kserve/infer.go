@@ -38,10 +38,11 @@ func (d *Dialect) decodeInfer(req dialect.Request) (dialect.Job, error) {
 		return dialect.Job{}, err
 	}
 	job := dialect.Job{Model: name}
-	r, bin, err := parseRequest(req.Body(), req.Header(headerLength))
+	r, bin, err := parseRequestOf(req.Body(), req.Header(headerLength), sig.Inputs)
 	if err != nil {
 		return job, err
 	}
+	defer r.release() // what outlives the request (ID, Outputs, Parameters) is not its buffers
 	binaryAll, err := r.binaryOutput()
 	if err != nil {
 		return job, err
