@@ -245,3 +245,68 @@ func mustJSON(t *testing.T, body string) *inferRequest {
 	}
 	return r
 }
+
+// TestParseFloatMatchesStrconv checks parseFloat against
+// strconv.ParseFloat on edge cases and random decimals, to the bit.
+func TestParseFloatMatchesStrconv(t *testing.T) {
+	toks := []string{"0", "-0", "0.0", "-0.000e5", "1", "-1", "0.5", "15.5", "1.", ".5", "1.e5", "1e", "1e+", "1e-",
+		"9999999", "16777217", "1.6777217e7", "0.1", "0.3", "3.4028235e38", "1e40", "1e-46", "1e10", "1e-10", "1e11",
+		"123456789012345", "1234567890123456", "9007199254740993", "1e22", "1e23", "1e-22", "2.2250738585072014e-308",
+		"00.5", "01", "+1", "1_0", "0x10", "Inf", "NaN", "-", "", "1e0400", "1E+3", "0.0000000001", "5e-324", "1e999"}
+	rng := uint64(1)
+	next := func(n uint64) uint64 { rng = rng*6364136223846793005 + 1442695040888963407; return (rng >> 33) % n }
+	for range 200000 {
+		var b []byte
+		if next(3) == 0 {
+			b = append(b, '-')
+		}
+		for range 1 + next(18) {
+			b = append(b, byte('0'+next(10)))
+		}
+		if next(2) == 0 {
+			at := int(next(uint64(len(b))))
+			b = append(b[:at:at], append([]byte{'.'}, b[at:]...)...)
+		}
+		if next(3) == 0 {
+			b = append(b, 'e')
+			if next(2) == 0 {
+				b = append(b, '-')
+			}
+			b = strconv.AppendUint(b, next(30), 10)
+		}
+		toks = append(toks, string(b))
+	}
+	fast := 0
+	for _, tok := range toks {
+		for _, bits := range []int{32, 64} {
+			got, gerr := parseFloat([]byte(tok), bits)
+			want, werr := strconv.ParseFloat(tok, bits)
+			if math.Float64bits(got) != math.Float64bits(want) || (gerr == nil) != (werr == nil) {
+				t.Errorf("%q at %d bits: %v %v, strconv %v %v", tok, bits, got, gerr, want, werr)
+			}
+			if _, ok := decimalFloat([]byte(tok), bits); ok {
+				fast++
+			}
+		}
+	}
+	if fast < len(toks)/4 {
+		t.Errorf("only %d of %d parses took the fast path", fast, 2*len(toks))
+	}
+}
+
+// FuzzParseFloat checks parseFloat against strconv.ParseFloat on
+// arbitrary text.
+func FuzzParseFloat(f *testing.F) {
+	for _, tok := range []string{"0.5", "-0", "1e10", "9999999", "1.25e-3", "123456789012345"} {
+		f.Add(tok)
+	}
+	f.Fuzz(func(t *testing.T, tok string) {
+		for _, bits := range []int{32, 64} {
+			got, gerr := parseFloat([]byte(tok), bits)
+			want, werr := strconv.ParseFloat(tok, bits)
+			if math.Float64bits(got) != math.Float64bits(want) || (gerr == nil) != (werr == nil) {
+				t.Errorf("%q at %d bits: %v %v, strconv %v %v", tok, bits, got, gerr, want, werr)
+			}
+		}
+	})
+}
