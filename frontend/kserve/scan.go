@@ -33,8 +33,12 @@ var (
 // limit).
 const maxScanDepth = 64
 
-// maxPooledScratch bounds the encoded data a pooled request keeps.
-const maxPooledScratch = 64 << 10
+// maxPooledScratch and maxPooledDims bound the encoded data and the
+// dimensions a pooled request keeps.
+const (
+	maxPooledScratch = 64 << 10
+	maxPooledDims    = 256
+)
 
 // requests recycles the requests, their inputs, dimensions and encoded
 // data, from one inference request to the next.
@@ -52,6 +56,9 @@ func (r *inferRequest) release() {
 	scratch, dims := r.scratch[:0], r.dims[:0]
 	if cap(scratch) > maxPooledScratch {
 		scratch = nil
+	}
+	if cap(dims) > maxPooledDims {
+		dims = nil
 	}
 	*r = inferRequest{scratch: scratch, dims: dims}
 	requests.Put(r)
