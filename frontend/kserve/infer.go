@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/valyala/fasthttp"
@@ -38,10 +39,11 @@ func (d *Dialect) decodeInfer(req dialect.Request) (dialect.Job, error) {
 		return dialect.Job{}, err
 	}
 	job := dialect.Job{Model: name}
-	r, bin, err := parseRequest(req.Body(), req.Header(headerLength))
+	r, bin, err := parseRequestOf(req.Body(), req.Header(headerLength), sig.Inputs)
 	if err != nil {
 		return job, err
 	}
+	defer r.release() // what outlives the request (ID, Outputs, Parameters) is not its buffers
 	binaryAll, err := r.binaryOutput()
 	if err != nil {
 		return job, err
@@ -82,6 +84,12 @@ type inferReply struct {
 	outputs   []requestOutput
 	binaryAll bool
 	declared  []api.TensorSpec // the model's declared outputs, which name its unnamed arrays
+
+	// Room for the answer's arrays, their shapes and the outputs picked,
+	// allocated with the reply.
+	arrayBuf [2]ndArray
+	dimBuf   [4]int64
+	pickBuf  [2]picked
 }
 
 // picked is one output of the answer and whether it goes as binary data.
@@ -92,7 +100,7 @@ type picked struct {
 
 // Whole answers a whole NDList.
 func (r *inferReply) Whole(a dialect.Answer) error {
-	arrays, err := decodeNDList(a.Body)
+	arrays, err := appendNDList(r.arrayBuf[:0], r.dimBuf[:0], a.Body, r)
 	if err != nil {
 		return badAnswer(fmt.Sprintf("Model %s answered no tensors (%v): a handler answers an inference request of the Open Inference Protocol with Output.add_as_numpy().", r.model, err))
 	}
@@ -101,9 +109,11 @@ func (r *inferReply) Whole(a dialect.Answer) error {
 	if err != nil {
 		return err
 	}
-	body, header := r.encode(outs)
+	// The answer is written into the response's own (pooled) buffer.
+	resp := &a.Ctx.Response
+	body, header := r.appendAnswer(resp.SwapBody(nil)[:0], outs)
 	a.Ctx.SetStatusCode(a.Code)
-	h := &a.Ctx.Response.Header
+	h := &resp.Header
 	dialect.CopyProps(h, a.Props)
 	if header < len(body) {
 		h.Set("Inference-Header-Content-Length", strconv.Itoa(header))
@@ -111,8 +121,24 @@ func (r *inferReply) Whole(a dialect.Answer) error {
 	} else {
 		h.SetContentType(dialect.ContentTypeJSON)
 	}
-	a.Ctx.Response.SetBodyRaw(body)
+	resp.SwapBody(body)
 	return nil
+}
+
+// intern returns an array's name as the string of the declared or
+// requested output of that name, else as a new string.
+func (r *inferReply) intern(name []byte) string {
+	for i := range r.declared {
+		if r.declared[i].Name == string(name) {
+			return r.declared[i].Name
+		}
+	}
+	for i := range r.outputs {
+		if r.outputs[i].Name == string(name) {
+			return r.outputs[i].Name
+		}
+	}
+	return string(name)
 }
 
 // maxStreamed bounds the streamed answer an inference request collects.
@@ -165,14 +191,14 @@ func (r *inferReply) nameArrays(arrays []ndArray) {
 // order, else every array.
 func (r *inferReply) pick(arrays []ndArray) ([]picked, error) {
 	if len(r.outputs) == 0 {
-		outs := make([]picked, len(arrays))
+		outs := r.pickBuf[:0]
 		for i := range arrays {
-			outs[i] = picked{&arrays[i], r.binaryAll}
+			outs = append(outs, picked{&arrays[i], r.binaryAll})
 		}
 		return outs, nil
 	}
-	outs := make([]picked, len(r.outputs))
-	for i, o := range r.outputs {
+	outs := r.pickBuf[:0]
+	for _, o := range r.outputs {
 		j := findArray(arrays, o.Name)
 		if j < 0 {
 			return nil, dialect.BadRequestf("The model answered no output %s; it answered %s.", api.Quote(o.Name), arrayNames(arrays))
@@ -181,7 +207,7 @@ func (r *inferReply) pick(arrays []ndArray) ([]picked, error) {
 		if o.Parameters != nil && o.Parameters.BinaryData != nil {
 			bin = *o.Parameters.BinaryData
 		}
-		outs[i] = picked{&arrays[j], bin}
+		outs = append(outs, picked{&arrays[j], bin})
 	}
 	return outs, nil
 }
@@ -206,6 +232,11 @@ func arrayNames(arrays []ndArray) string {
 // encode writes the response object, then the binary data of the outputs
 // that go as binary data; header is the object's length.
 func (r *inferReply) encode(outs []picked) (body []byte, header int) {
+	return r.appendAnswer(nil, outs)
+}
+
+// appendAnswer is encode, appending to b.
+func (r *inferReply) appendAnswer(b []byte, outs []picked) (body []byte, header int) {
 	size, bin := 96+len(r.model)+len(r.id), 0
 	for _, o := range outs {
 		if o.binary {
@@ -215,7 +246,7 @@ func (r *inferReply) encode(outs []picked) (body []byte, header int) {
 		}
 		size += 80 + len(o.name) + 24*len(o.shape)
 	}
-	b := make([]byte, 0, size+bin)
+	b = slices.Grow(b, size+bin)
 	b = appendString(append(b, `{"model_name":`...), r.model)
 	b = append(b, `,"model_version":"`+version+`"`...)
 	if r.id != "" {

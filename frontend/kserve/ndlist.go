@@ -64,8 +64,10 @@ type ndArray struct {
 
 // ndReader reads an NDList's big-endian fields.
 type ndReader struct {
-	b   []byte
-	err error
+	b      []byte
+	err    error
+	dims   []int64 // the shapes' buffer
+	intern namer   // the known names' strings, or nil
 }
 
 func (r *ndReader) take(n int) []byte {
@@ -106,12 +108,22 @@ func (r *ndReader) u64() uint64 {
 	return 0
 }
 
-func (r *ndReader) short() string { return string(r.take(r.u16())) }
-
 // decodeNDList reads a worker's answer. Data written big-endian ('>') are
 // turned little-endian, in a copy.
 func decodeNDList(b []byte) ([]ndArray, error) {
-	r := &ndReader{b: b}
+	return appendNDList(nil, nil, b, nil)
+}
+
+// namer returns the string of a name it knows, else a new one.
+type namer interface {
+	intern(name []byte) string
+}
+
+// appendNDList is decodeNDList into out's buffer, with the arrays' shapes
+// in dims' and their names as intern's strings (nil: every name a new
+// string).
+func appendNDList(out []ndArray, dims []int64, b []byte, intern namer) ([]ndArray, error) {
+	r := &ndReader{b: b, dims: dims, intern: intern}
 	n := r.u32()
 	if r.err == nil && n > 0 && (len(r.b) < 6 || string(r.b[2:6]) != ndMagic) {
 		return nil, fmt.Errorf("%w: no %s header", errNDList, ndMagic)
@@ -119,7 +131,9 @@ func decodeNDList(b []byte) ([]ndArray, error) {
 	if r.err == nil && n > len(b)/8 {
 		return nil, fmt.Errorf("%w: it claims %d arrays", errNDList, n)
 	}
-	out := make([]ndArray, 0, n)
+	if out == nil || cap(out) < n {
+		out = make([]ndArray, 0, n)
+	}
 	for i := 0; i < n && r.err == nil; i++ {
 		a, err := r.array()
 		if err != nil {
@@ -136,24 +150,33 @@ func decodeNDList(b []byte) ([]ndArray, error) {
 // array reads one array.
 func (r *ndReader) array() (ndArray, error) {
 	var a ndArray
-	if magic := r.short(); r.err == nil && magic != ndMagic {
+	if magic := r.take(r.u16()); r.err == nil && string(magic) != ndMagic {
 		return a, fmt.Errorf("%w: no %s magic", errNDList, ndMagic)
 	}
 	if v := r.u32(); r.err == nil && v != ndVersion {
 		return a, fmt.Errorf("%w: version %d, not %d", errNDList, v, ndVersion)
 	}
 	if r.u8() == 1 {
-		a.name = r.short()
+		name := r.take(r.u16())
+		if r.intern != nil {
+			a.name = r.intern.intern(name)
+		} else {
+			a.name = string(name)
+		}
 	}
-	r.short() // sparse format: dense only
-	typeName := r.short()
+	r.take(r.u16()) // sparse format: dense only
+	typeName := r.take(r.u16())
 	rank := r.u32()
 	if r.err == nil && rank > len(r.b)/8 {
 		return a, fmt.Errorf("%w: rank %d", errNDList, rank)
 	}
-	a.shape = make([]int64, rank)
-	for i := range a.shape {
-		a.shape[i] = int64(r.u64())
+	start := len(r.dims)
+	for range rank {
+		r.dims = append(r.dims, int64(r.u64()))
+	}
+	a.shape = r.dims[start:len(r.dims):len(r.dims)]
+	if a.shape == nil {
+		a.shape = []int64{}
 	}
 	r.take(2 * r.u32()) // layout: not kept
 	order := r.u8()
@@ -161,7 +184,7 @@ func (r *ndReader) array() (ndArray, error) {
 	if r.err != nil {
 		return a, r.err
 	}
-	t, ok := typeOfND(typeName)
+	t, ok := typeOfND(string(typeName))
 	if !ok {
 		return a, fmt.Errorf("type %s has no datatype of the protocol", typeName)
 	}

@@ -22,6 +22,11 @@ type inferRequest struct {
 	Parameters json.RawMessage `json:"parameters"`
 	Inputs     []requestInput  `json:"inputs"`
 	Outputs    []requestOutput `json:"outputs"`
+
+	// The scanner's buffers (scan.go), which pooled requests keep.
+	inputBuf [2]requestInput // Inputs, while they fit
+	dims     []int64         // the inputs' shapes
+	scratch  []byte          // the inputs' encoded elements
 }
 
 // requestInput is one input tensor: its data as JSON, or binary_data_size
@@ -32,6 +37,11 @@ type requestInput struct {
 	Datatype   string          `json:"datatype"`
 	Parameters *tensorParams   `json:"parameters"`
 	Data       json.RawMessage `json:"data"`
+
+	// The data's elements as elemType's, when the scanner encoded them.
+	elems     []byte
+	elemType  *dtype
+	elemCount int64
 }
 
 // requestOutput is one output the client asks for, binary_data to have it
@@ -58,27 +68,47 @@ type requestParams struct {
 // the binary data after it when the Inference-Header-Content-Length header
 // (hlen) says where the JSON ends.
 func parseRequest(body []byte, hlen string) (*inferRequest, []byte, error) {
-	var bin []byte
-	if hlen != "" {
-		n, err := strconv.ParseInt(strings.TrimSpace(hlen), 10, 64)
-		switch {
-		case err != nil || n < 0:
-			return nil, nil, dialect.BadRequestf("Header Inference-Header-Content-Length must be a byte count, got %s.", api.Quote(hlen))
-		case n == 0:
-			return nil, nil, dialect.BadRequest("Raw binary requests (Inference-Header-Content-Length: 0) are not supported: send the JSON header first.")
-		case n > int64(len(body)):
-			return nil, nil, dialect.BadRequestf("Header Inference-Header-Content-Length is %d, beyond the body's %d bytes.", n, len(body))
-		}
-		body, bin = body[:n], body[n:]
+	return parseRequestOf(body, hlen, nil)
+}
+
+// parseRequestOf is parseRequest for a model that declares inputs, whose
+// names the inputs' names share.
+func parseRequestOf(body []byte, hlen string, declared []api.TensorSpec) (*inferRequest, []byte, error) {
+	body, bin, err := splitBody(body, hlen)
+	if err != nil {
+		return nil, nil, err
 	}
-	r := &inferRequest{}
-	if err := json.Unmarshal(body, r); err != nil {
-		return nil, nil, dialect.BadRequestf("The body is not an inference request: %s.", jsonProblem(err))
+	r := newRequest()
+	if !scanRequest(r, body, declared) {
+		// encoding/json decides what the scanner does not read.
+		r.release()
+		r = &inferRequest{}
+		if err := json.Unmarshal(body, r); err != nil {
+			return nil, nil, dialect.BadRequestf("The body is not an inference request: %s.", jsonProblem(err))
+		}
 	}
 	if len(r.Inputs) == 0 {
 		return nil, nil, dialect.BadRequest("The request has no inputs.")
 	}
 	return r, bin, nil
+}
+
+// splitBody splits a body into its JSON object and the binary data after
+// it, where the Inference-Header-Content-Length header (hlen) says.
+func splitBody(body []byte, hlen string) ([]byte, []byte, error) {
+	if hlen == "" {
+		return body, nil, nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(hlen), 10, 64)
+	switch {
+	case err != nil || n < 0:
+		return nil, nil, dialect.BadRequestf("Header Inference-Header-Content-Length must be a byte count, got %s.", api.Quote(hlen))
+	case n == 0:
+		return nil, nil, dialect.BadRequest("Raw binary requests (Inference-Header-Content-Length: 0) are not supported: send the JSON header first.")
+	case n > int64(len(body)):
+		return nil, nil, dialect.BadRequestf("Header Inference-Header-Content-Length is %d, beyond the body's %d bytes.", n, len(body))
+	}
+	return body[:n], body[n:], nil
 }
 
 // jsonProblem is what encoding/json says of a body, without its package's
@@ -113,7 +143,12 @@ func (r *inferRequest) binaryOutput() (bool, error) {
 func encodeInputs(r *inferRequest, bin []byte, declared []api.TensorSpec) ([]byte, error) {
 	size := 4
 	for i := range r.Inputs {
-		size += len(r.Inputs[i].Data) + 64 + len(r.Inputs[i].Name)
+		in := &r.Inputs[i]
+		data := len(in.Data)
+		if in.elemType != nil {
+			data = len(in.elems)
+		}
+		size += data + 64 + len(in.Name) + 10*len(in.Shape)
 	}
 	buf := binary.BigEndian.AppendUint32(make([]byte, 0, size+len(bin)), uint32(len(r.Inputs)))
 	for i := range r.Inputs {
@@ -189,7 +224,13 @@ func appendInputData(buf, bin []byte, in *requestInput, t *dtype, count int64) (
 		if len(in.Data) == 0 || string(in.Data) == "null" {
 			return nil, nil, dialect.BadRequestf("Input %s has no data.", api.Quote(in.Name))
 		}
-		buf, n, err := parseJSONData(buf, in.Data, t)
+		var n int64
+		var err error
+		if in.elemType == t {
+			buf, n = append(buf, in.elems...), in.elemCount
+		} else {
+			buf, n, err = parseJSONData(buf, in.Data, t)
+		}
 		if err != nil {
 			return nil, nil, dialect.BadRequestf("Input %s: %v", api.Quote(in.Name), err)
 		}
