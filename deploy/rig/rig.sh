@@ -84,7 +84,8 @@ store() {
 }
 
 # config writes replica N's config.properties: load on demand, room for
-# two of the six models (each declares 100 MB; the budget is 250).
+# three of the six models (each declares 100 MB; the budget is 350): its
+# two on the hash ring and one that another replica spills to it.
 config() {
 	local dir=$1 n=$2 python
 	python=${RIG_PYTHON:-}
@@ -98,7 +99,7 @@ management_address=http://$(addr "$dir" "$n"):8084
 model_store=$dir/models
 load_models=ALL
 load_on_demand=true
-memory_budget_mb=250
+memory_budget_mb=350
 socket_dir=$dir/r$n/sock
 python_executable=$python
 shutdown_grace_period=${RIG_GRACE:-20}
