@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/batching"
+	"github.com/switchyard/switchyard/internal/testutil"
 	"github.com/switchyard/switchyard/message"
 )
 
@@ -39,27 +40,8 @@ func tokenLine(id int, text string) string {
 	return fmt.Sprintf("{\"token\": {\"id\": %d, \"text\": %q}}\n", id, text)
 }
 
-// events cuts an event-stream body into the data of its events, checking
-// that every line of it is a data field.
-func events(t *testing.T, body string) []string {
-	t.Helper()
-	if !strings.HasSuffix(body, "\n\n") {
-		t.Fatalf("event stream does not end with a blank line: %q", body)
-	}
-	var out []string
-	for _, ev := range strings.Split(strings.TrimSuffix(body, "\n\n"), "\n\n") {
-		var data []string
-		for _, l := range strings.Split(ev, "\n") {
-			d, ok := strings.CutPrefix(l, "data: ")
-			if !ok {
-				t.Fatalf("line %q of event %q is not a data field", l, ev)
-			}
-			data = append(data, d)
-		}
-		out = append(out, strings.Join(data, "\n"))
-	}
-	return out
-}
+// events cuts an event-stream body into the data of its events.
+func events(t *testing.T, body string) []string { return testutil.SSEData(t, body) }
 
 func TestJSONLinesStreams(t *testing.T) {
 	broke := fmt.Errorf("%w: worker 1 exited", api.ErrWorkerDied)

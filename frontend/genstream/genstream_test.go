@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/switchyard/switchyard/frontend/dialect"
+	"github.com/switchyard/switchyard/internal/testutil"
 )
 
 func TestLineBuf(t *testing.T) {
@@ -95,27 +96,8 @@ func TestChatFinish(t *testing.T) {
 	}
 }
 
-// events cuts an event-stream body into the data of its events, checking
-// that every line of it is a data field.
-func events(t *testing.T, body string) []string {
-	t.Helper()
-	if !strings.HasSuffix(body, "\n\n") {
-		t.Fatalf("event stream does not end with a blank line: %q", body)
-	}
-	var out []string
-	for _, ev := range strings.Split(strings.TrimSuffix(body, "\n\n"), "\n\n") {
-		var data []string
-		for _, l := range strings.Split(ev, "\n") {
-			d, ok := strings.CutPrefix(l, "data: ")
-			if !ok {
-				t.Fatalf("line %q of event %q is not a data field", l, ev)
-			}
-			data = append(data, d)
-		}
-		out = append(out, strings.Join(data, "\n"))
-	}
-	return out
-}
+// events cuts an event-stream body into the data of its events.
+func events(t *testing.T, body string) []string { return testutil.SSEData(t, body) }
 
 // splitAt cuts b into chunks at the positions cuts gives (each byte of
 // cuts is a chunk length, 0 meaning an empty chunk).

@@ -11,6 +11,7 @@ import (
 	"github.com/switchyard/switchyard/api"
 	"github.com/switchyard/switchyard/frontend/dialect"
 	"github.com/switchyard/switchyard/frontend/genstream"
+	"github.com/switchyard/switchyard/internal/testutil"
 )
 
 func TestParseChatRequest(t *testing.T) {
@@ -199,27 +200,8 @@ func splitAt(b, cuts []byte) [][]byte {
 	return append(out, b)
 }
 
-// events cuts an event-stream body into the data of its events, checking
-// that every line of it is a data field.
-func events(t *testing.T, body string) []string {
-	t.Helper()
-	if !strings.HasSuffix(body, "\n\n") {
-		t.Fatalf("event stream does not end with a blank line: %q", body)
-	}
-	var out []string
-	for _, ev := range strings.Split(strings.TrimSuffix(body, "\n\n"), "\n\n") {
-		var data []string
-		for _, l := range strings.Split(ev, "\n") {
-			d, ok := strings.CutPrefix(l, "data: ")
-			if !ok {
-				t.Fatalf("line %q of event %q is not a data field", l, ev)
-			}
-			data = append(data, d)
-		}
-		out = append(out, strings.Join(data, "\n"))
-	}
-	return out
-}
+// events cuts an event-stream body into the data of its events.
+func events(t *testing.T, body string) []string { return testutil.SSEData(t, body) }
 
 // tokenLine is a worker's JSON line for one token.
 func tokenLine(id int, text string) string {

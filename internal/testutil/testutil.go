@@ -137,3 +137,26 @@ func (b *Buffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// SSEData cuts a server-sent-events body into the data of its events,
+// failing the test unless every line is a data field and the body ends
+// with a blank line.
+func SSEData(t testing.TB, body string) []string {
+	t.Helper()
+	if !strings.HasSuffix(body, "\n\n") {
+		t.Fatalf("event stream does not end with a blank line: %q", body)
+	}
+	var out []string
+	for _, ev := range strings.Split(strings.TrimSuffix(body, "\n\n"), "\n\n") {
+		var data []string
+		for _, l := range strings.Split(ev, "\n") {
+			d, ok := strings.CutPrefix(l, "data: ")
+			if !ok {
+				t.Fatalf("line %q of event %q is not a data field", l, ev)
+			}
+			data = append(data, d)
+		}
+		out = append(out, strings.Join(data, "\n"))
+	}
+	return out
+}
