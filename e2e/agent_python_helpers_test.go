@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -184,24 +183,7 @@ func startPythonApp(t *testing.T, script string, env []string) pyApp {
 	cmd := exec.Command(python, script)
 	cmd.Dir = dir
 	cmd.Env = append(env, "PORT="+port, "PYTHONUNBUFFERED=1")
-	cmd.Stdout, cmd.Stderr = a.log, a.log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			t.Logf("%s log:\n%s", script, a.log.String())
-		}
-	})
+	exited := startLogged(t, cmd, script, a.log, 20*time.Second)
 	deadline := time.Now().Add(pythonStartLimit)
 	for !agentPinged(a.base) {
 		select {

@@ -109,13 +109,13 @@ type agentProc struct {
 	log  *testutil.Buffer
 }
 
-// startAgent runs `switchyard agent serve` against s until the test ends.
-func startAgent(t *testing.T, s *Server, planner string) agentProc {
+// startLogged starts cmd with its output in log until the test ends; then
+// it sends SIGTERM, kills the process if it has not gone within grace, and
+// shows the log under name when the test failed. The channel it returns is
+// closed when the process has exited.
+func startLogged(t *testing.T, cmd *exec.Cmd, name string, log *testutil.Buffer, grace time.Duration) <-chan struct{} {
 	t.Helper()
-	a := agentProc{base: "http://127.0.0.1:" + testutil.FreePort(t), log: &testutil.Buffer{}}
-	cmd := exec.Command(binary, "agent", "serve", "--address", strings.TrimPrefix(a.base, "http://"))
-	cmd.Env = agentEnv(s, planner)
-	cmd.Stdout, cmd.Stderr = a.log, a.log
+	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -125,14 +125,24 @@ func startAgent(t *testing.T, s *Server, planner string) agentProc {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-exited:
-		case <-time.After(40 * time.Second):
+		case <-time.After(grace):
 			_ = cmd.Process.Kill()
 			<-exited
 		}
 		if t.Failed() {
-			t.Logf("agent log:\n%s", a.log.String())
+			t.Logf("%s log:\n%s", name, log.String())
 		}
 	})
+	return exited
+}
+
+// startAgent runs `switchyard agent serve` against s until the test ends.
+func startAgent(t *testing.T, s *Server, planner string) agentProc {
+	t.Helper()
+	a := agentProc{base: "http://127.0.0.1:" + testutil.FreePort(t), log: &testutil.Buffer{}}
+	cmd := exec.Command(binary, "agent", "serve", "--address", strings.TrimPrefix(a.base, "http://"))
+	cmd.Env = agentEnv(s, planner)
+	exited := startLogged(t, cmd, "agent", a.log, 40*time.Second)
 	for !agentPinged(a.base) {
 		select {
 		case <-exited:
