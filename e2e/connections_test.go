@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchyard/switchyard/internal/testutil"
 )
 
 // hangGuard bounds a wait for an event that must come; it only catches a
@@ -19,7 +21,7 @@ func TestConnectionLimits(t *testing.T) {
 	s := StartServer(t, Options{Config: map[string]string{"max_connections": "3"}})
 	addr := strings.TrimPrefix(s.Inference, "http://")
 	held := dialN(t, addr, 3)
-	waitFor(t, hangGuard, func() bool {
+	testutil.WaitFor(t, hangGuard, "three connections open", func() bool {
 		_, body := s.Get(s.Management + "/metrics")
 		return strings.Contains(string(body), `switchyard_connections_open{listener="inference"} 3`)
 	})
@@ -35,7 +37,7 @@ func TestConnectionLimits(t *testing.T) {
 	}
 
 	_ = held[0].Close()
-	waitFor(t, hangGuard, func() bool {
+	testutil.WaitFor(t, hangGuard, "served again", func() bool {
 		code, _ := s.Get(s.Inference + "/ping")
 		return code == 200
 	})
@@ -72,17 +74,6 @@ func dialN(t *testing.T, addr string, n int) []net.Conn {
 		conns = append(conns, c)
 	}
 	return conns
-}
-
-// waitFor polls cond until it holds, failing the test after limit.
-func waitFor(t *testing.T, limit time.Duration, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(limit); !cond(); {
-		if time.Now().After(end) {
-			t.Fatalf("not within %v", limit)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // grepLines returns the lines of text that contain sub.
