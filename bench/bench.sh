@@ -41,8 +41,6 @@ DURATION="${BENCH_DURATION:-5s}"
 WARMUP="${BENCH_WARMUP:-1s}"
 IDLE="${BENCH_IDLE_SECONDS:-5}"
 PROCS="${LOADGEN_PROCS:-1}"
-MAX_LOAD="${BENCH_MAX_LOAD:-}"
-LOAD_WAIT="${BENCH_LOAD_WAIT:-900}"
 SOURCE="$(realpath "${BENCH_SOURCE:-$PWD}")"
 SYSCALLS="${BENCH_SYSCALLS:-1}"
 ROUNDTRIP="${BENCH_ROUNDTRIP:-1}"
@@ -67,30 +65,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-say() { printf '== %s\n' "$*" >&2; }
-loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 
 free_port() {
   "$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
-
-# wait_quiet: with BENCH_MAX_LOAD set, waits until the 1-minute load
-# average is below it (or BENCH_LOAD_WAIT seconds have passed).
-wait_quiet() {
-  [[ -z "$MAX_LOAD" ]] && return 0
-  local waited=0
-  until awk -v max="$MAX_LOAD" '{exit !($1 < max)}' /proc/loadavg; do
-    if ((waited >= LOAD_WAIT)); then
-      say "load average still $(loadavg) after ${LOAD_WAIT}s; measuring anyway"
-      return 0
-    fi
-    say "load average $(loadavg); waiting for it to fall below $MAX_LOAD"
-    sleep 15
-    waited=$((waited + 15))
-  done
-}
 
 # wait_healthy URL N: waits until /ping lists N models, all Healthy.
 wait_healthy() {

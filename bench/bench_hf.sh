@@ -47,8 +47,6 @@ THREADS="${BENCH_THREADS:-1}"
 CEILING_RUNS="${BENCH_CEILING_RUNS:-5}"
 CEILING_SECONDS="${BENCH_CEILING_SECONDS:-2}"
 BATCH_TIMEOUT="${LITSERVE_BATCH_TIMEOUT:-0.005}"
-MAX_LOAD="${BENCH_MAX_LOAD:-}"
-LOAD_WAIT="${BENCH_LOAD_WAIT:-900}"
 SOURCE="$(realpath "${BENCH_SOURCE:-$PWD}")"
 KEEP="${BENCH_KEEP:-}"
 export CGO_ENABLED=1
@@ -60,8 +58,8 @@ export TOKENIZERS_PARALLELISM=false
 work="$(mktemp -d "${TMPDIR:-/tmp}/switchyard-bench-hf.XXXXXX")"
 server_pid=""
 
-say() { printf '== %s\n' "$*" >&2; }
-loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 
 # start_time PID: the start time of PID (field 22 of /proc/PID/stat), to
 # tell it from a later process that gets the same pid.
@@ -102,22 +100,6 @@ trap cleanup EXIT
 
 free_port() {
   "$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-# wait_quiet: with BENCH_MAX_LOAD set, waits until the 1-minute load
-# average is below it (or BENCH_LOAD_WAIT seconds have passed).
-wait_quiet() {
-  [[ -z "$MAX_LOAD" ]] && return 0
-  local waited=0
-  until awk -v max="$MAX_LOAD" '{exit !($1 < max)}' /proc/loadavg; do
-    if ((waited >= LOAD_WAIT)); then
-      say "load average still $(loadavg) after ${LOAD_WAIT}s; measuring anyway"
-      return 0
-    fi
-    say "load average $(loadavg); waiting for it to fall below $MAX_LOAD"
-    sleep 15
-    waited=$((waited + 15))
-  done
 }
 
 # wait_ready LOG: waits until the server answers the benchmark's request

@@ -44,8 +44,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-say() { printf '== %s\n' "$*" >&2; }
-loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 free_port() {
   "$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
 }
