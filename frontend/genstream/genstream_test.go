@@ -99,18 +99,6 @@ func TestChatFinish(t *testing.T) {
 // events cuts an event-stream body into the data of its events.
 func events(t *testing.T, body string) []string { return testutil.SSEData(t, body) }
 
-// splitAt cuts b into chunks at the positions cuts gives (each byte of
-// cuts is a chunk length, 0 meaning an empty chunk).
-func splitAt(b, cuts []byte) [][]byte {
-	var out [][]byte
-	for _, c := range cuts {
-		n := min(int(c), len(b))
-		out = append(out, b[:n])
-		b = b[n:]
-	}
-	return append(out, b)
-}
-
 // FuzzLineBuf checks that cutting a stream anywhere yields the same lines
 // as splitting it whole.
 func FuzzLineBuf(f *testing.F) {
@@ -120,7 +108,7 @@ func FuzzLineBuf(f *testing.F) {
 		var lb LineBuf
 		var got []string
 		emit := func(l []byte) { got = append(got, string(l)) }
-		for _, c := range splitAt(stream, cuts) {
+		for _, c := range testutil.SplitAt(stream, cuts) {
 			lb.Feed(c, emit)
 		}
 		lb.Flush(emit)
@@ -158,7 +146,7 @@ func FuzzSSEFramer(f *testing.F) {
 	f.Fuzz(func(t *testing.T, stream, cuts []byte, broken bool) {
 		fr := &SSE{}
 		var out []byte
-		for _, c := range splitAt(stream, cuts) {
+		for _, c := range testutil.SplitAt(stream, cuts) {
 			out = append(out, fr.Chunk(c)...)
 		}
 		var want []string

@@ -148,7 +148,7 @@ func FuzzChatFramer(f *testing.F) {
 	f.Fuzz(func(t *testing.T, stream, cuts []byte, usage, broken bool) {
 		fr := newChatFramer(genstream.ChunkHead{ID: "chatcmpl-1", Model: "m", Created: 1}, usage)
 		var out []byte
-		for _, c := range splitAt(stream, cuts) {
+		for _, c := range testutil.SplitAt(stream, cuts) {
 			out = append(out, fr.Chunk(c)...)
 		}
 		if broken {
@@ -186,18 +186,6 @@ func checkChatEvents(t *testing.T, out []byte, usage bool) {
 	if finishes != 1 || usage != (usages == 1) || usages > 1 {
 		t.Fatalf("%d finish chunks, %d usage chunks in %q", finishes, usages, out)
 	}
-}
-
-// splitAt cuts b into chunks at the positions cuts gives (each byte of
-// cuts is a chunk length, 0 meaning an empty chunk).
-func splitAt(b, cuts []byte) [][]byte {
-	var out [][]byte
-	for _, c := range cuts {
-		n := min(int(c), len(b))
-		out = append(out, b[:n])
-		b = b[n:]
-	}
-	return append(out, b)
 }
 
 // events cuts an event-stream body into the data of its events.

@@ -160,3 +160,15 @@ func SSEData(t testing.TB, body string) []string {
 	}
 	return out
 }
+
+// SplitAt cuts b into chunks at the lengths cuts gives (each byte of cuts
+// is one chunk's length, 0 an empty chunk); the rest of b is the last chunk.
+func SplitAt(b, cuts []byte) [][]byte {
+	var out [][]byte
+	for _, c := range cuts {
+		n := min(int(c), len(b))
+		out = append(out, b[:n])
+		b = b[n:]
+	}
+	return append(out, b)
+}
