@@ -115,122 +115,14 @@ func appendElement(buf []byte, t *dtype, tok []byte, str bool) ([]byte, bool) {
 		v, err := strconv.ParseUint(string(tok), 10, t.bits)
 		return appendBits(buf, v, t.size), err == nil
 	case kindHalf:
-		v, err := parseFloat(tok, 32)
+		v, err := strconv.ParseFloat(string(tok), 32)
 		return binary.LittleEndian.AppendUint16(buf, halfBits(float32(v))), err == nil
 	}
-	v, err := parseFloat(tok, t.bits)
+	v, err := strconv.ParseFloat(string(tok), t.bits)
 	if t.bits == 32 {
 		return binary.LittleEndian.AppendUint32(buf, math.Float32bits(float32(v))), err == nil
 	}
 	return binary.LittleEndian.AppendUint64(buf, math.Float64bits(v)), err == nil
-}
-
-// parseFloat is strconv.ParseFloat, quicker on the common decimal: at
-// most 7 significant digits (15 for 64 bits) and a power of ten exact in
-// the float's precision, which one multiplication or division by that
-// power rounds correctly (Clinger's fast path, strconv's own).
-func parseFloat(tok []byte, bits int) (float64, error) {
-	if v, ok := decimalFloat(tok, bits); ok {
-		return v, nil
-	}
-	return strconv.ParseFloat(string(tok), bits)
-}
-
-// float32Pow10 and float64Pow10 are the powers of ten each float holds
-// exactly.
-var (
-	float32Pow10 = [...]float32{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10}
-	float64Pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
-		1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
-)
-
-// decimalFloat reads a JSON number of decimalFloat's kind (see
-// parseFloat); false for any other text.
-func decimalFloat(tok []byte, bits int) (float64, bool) {
-	maxDigits := 7
-	if bits == 64 {
-		maxDigits = 15
-	}
-	i, neg := 0, len(tok) > 0 && tok[0] == '-'
-	if neg {
-		i++
-	}
-	var mant uint64
-	nd, exp, sawDigit, sawDot := 0, 0, false, false
-	for ; i < len(tok); i++ {
-		c := tok[i]
-		switch {
-		case '0' <= c && c <= '9':
-			sawDigit = true
-			if c == '0' && nd == 0 { // a leading zero
-				if sawDot {
-					exp--
-				}
-				continue
-			}
-			if nd++; nd > maxDigits {
-				return 0, false
-			}
-			mant = mant*10 + uint64(c-'0')
-			if sawDot {
-				exp--
-			}
-			continue
-		case c == '.' && !sawDot && sawDigit:
-			sawDot = true
-			continue
-		}
-		break
-	}
-	if !sawDigit || i < len(tok) && tok[i] != 'e' && tok[i] != 'E' || tok[i-1] == '.' {
-		return 0, false
-	}
-	if i < len(tok) { // the exponent
-		i++
-		eneg := i < len(tok) && tok[i] == '-'
-		if i < len(tok) && (tok[i] == '-' || tok[i] == '+') {
-			i++
-		}
-		if i == len(tok) || len(tok)-i > 3 {
-			return 0, false
-		}
-		e := 0
-		for ; i < len(tok); i++ {
-			if tok[i] < '0' || tok[i] > '9' {
-				return 0, false
-			}
-			e = e*10 + int(tok[i]-'0')
-		}
-		if eneg {
-			e = -e
-		}
-		exp += e
-	}
-	if mant == 0 {
-		exp = 0
-	}
-	if bits == 32 {
-		return scaled(mant, exp, float32Pow10[:], neg)
-	}
-	return scaled(mant, exp, float64Pow10[:], neg)
-}
-
-// scaled is ±mant×10^exp in F's arithmetic, one rounding; false when
-// pow does not hold 10^|exp|.
-func scaled[F float32 | float64](mant uint64, exp int, pow []F, neg bool) (float64, bool) {
-	if exp <= -len(pow) || exp >= len(pow) {
-		return 0, false
-	}
-	f := F(mant)
-	if exp < 0 {
-		f /= pow[-exp]
-	} else {
-		f *= pow[exp]
-	}
-	if neg {
-		f = -f
-	}
-	return float64(f), true
 }
 
 // appendBits appends the low size bytes of v, little-endian.
