@@ -116,17 +116,19 @@ func TestNoCapCountsConnections(t *testing.T) {
 // TestReadTimeout: a connection that sends nothing, or half a request, is
 // closed after ReadTimeout; the half request gets a 408 first (a silent
 // one too where fasthttp reads it; the inference listener's split, which
-// waits for the first bytes, closes it without a word).
+// waits for the first bytes, closes it without a word). The timeout is a
+// second, so that the half request is written before it runs out even on a
+// loaded machine.
 func TestReadTimeout(t *testing.T) {
-	ts := startServer(t, newFake("m"), func(c *Config) { c.ReadTimeout = 200 * time.Millisecond })
+	ts := startServer(t, newFake("m"), func(c *Config) { c.ReadTimeout = time.Second })
 	for _, addr := range []string{ts.InferenceAddr(), ts.ManagementAddr()} {
 		silent := dial(t, addr)
-		if got := readAll(t, silent, 3*time.Second); got != "" && !strings.HasPrefix(got, "HTTP/1.1 408 ") {
+		if got := readAll(t, silent, 10*time.Second); got != "" && !strings.HasPrefix(got, "HTTP/1.1 408 ") {
 			t.Errorf("%s: a silent connection got %q", addr, got)
 		}
 		half := dial(t, addr)
 		_, _ = io.WriteString(half, "POST /predictions/m HTTP/1.1\r\nHost: x\r\n")
-		if got := readAll(t, half, 3*time.Second); !strings.HasPrefix(got, "HTTP/1.1 408 ") {
+		if got := readAll(t, half, 10*time.Second); !strings.HasPrefix(got, "HTTP/1.1 408 ") {
 			t.Errorf("%s: half a request got %q, want a 408", addr, got)
 		}
 	}
