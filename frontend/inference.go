@@ -22,34 +22,32 @@ const (
 // serveInference runs one request to a model and counts it; a streamed
 // answer is counted when its last chunk has gone out.
 func (s *Server) serveInference(ctx *fasthttp.RequestCtx, r *dialect.Route, a dialect.Args, id string) {
-	label, submitted, streaming, err := s.infer(ctx, r, a, id)
+	label, streaming, err := s.infer(ctx, r, a, id)
 	if err != nil {
 		s.writeError(ctx, r, err)
 	}
 	if !streaming {
 		s.met.observe(label, ctx.Response.StatusCode(), time.Since(ctx.Time()))
-		if submitted {
-			s.met.ended(label)
-		}
 	}
 }
 
 // infer has route r's dialect decode the request into a job, submits the
 // job and has the dialect write its answer. label is the model name for
-// metrics, "" when no registered model was reached; submitted says the
-// model accepted the job (it counts as in flight until answered).
-func (s *Server) infer(ctx *fasthttp.RequestCtx, r *dialect.Route, a dialect.Args, id string) (label string, submitted, streaming bool, err error) {
+// metrics, "" when no registered model was reached. A job the model
+// accepted counts as in flight until it is answered; a streamed one until
+// its last chunk has gone out.
+func (s *Server) infer(ctx *fasthttp.RequestCtx, r *dialect.Route, a dialect.Args, id string) (label string, streaming bool, err error) {
 	req := dialect.Request{Ctx: ctx, ID: id, Args: a, Input: buildInput(ctx, id)}
 	size := len(req.Body())
 	defer func() { s.reclaim.note(size + answerSize(ctx)) }()
 	spec, err := r.Decode(req)
 	if err != nil {
-		return knownModel(spec.Model, err), false, false, err
+		return knownModel(spec.Model, err), false, err
 	}
 	now := ctx.Time()
 	deadline, err := requestDeadline(req.Header(propTimeout), now)
 	if err != nil {
-		return "", false, false, err
+		return "", false, err
 	}
 	selectAdapter(&spec, s.models)
 	job := batching.NewJob(id, spec.Input, now, deadline)
@@ -59,11 +57,14 @@ func (s *Server) infer(ctx *fasthttp.RequestCtx, r *dialect.Route, a dialect.Arg
 		err = s.models.Submit(spec.Model, job)
 	}
 	if err != nil {
-		return knownModel(spec.Model, err), false, false, err
+		return knownModel(spec.Model, err), false, err
 	}
 	s.met.began(spec.Model)
 	streaming, err = s.await(ctx, job, req, spec)
-	return spec.Model, true, streaming, err
+	if !streaming {
+		s.met.ended(spec.Model)
+	}
+	return spec.Model, streaming, err
 }
 
 // answerSize is the size of a whole answer's body; a streamed one counts
