@@ -173,10 +173,9 @@ func newRig(t *testing.T) *rig {
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	r := &rig{script: filepath.Join(repo, "deploy", "rig", "rig.sh"), dir: dir, seconds: time.Duration(seconds) * time.Second}
-	r.env = append(os.Environ(), "RIG_PYTHON="+python, "SWITCHYARD="+switchyard(t, repo, dir), "RIG_PORT="+strconv.Itoa(freePort(t)))
-	port := r.env[len(r.env)-1][len("RIG_PORT="):]
-	r.base = "http://127.0.0.1:" + port
+	port := strconv.Itoa(freePort(t))
+	r := &rig{script: filepath.Join(repo, "deploy", "rig", "rig.sh"), dir: dir, base: "http://127.0.0.1:" + port, seconds: time.Duration(seconds) * time.Second}
+	r.env = append(os.Environ(), "RIG_PYTHON="+python, "SWITCHYARD="+switchyard(t, repo, dir), "RIG_PORT="+port)
 	r.sh(t, "up")
 	t.Cleanup(func() { r.sh(t, "down") })
 	return r
