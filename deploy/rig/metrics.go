@@ -74,11 +74,14 @@ func (c Counts) Add(o Counts) {
 
 // Total returns the loads and evictions of all models.
 func (c Counts) Total() (loads, evictions float64) {
-	for _, v := range c.Loads {
-		loads += v
+	return sum(c.Loads), sum(c.Evictions)
+}
+
+// sum adds up m's values.
+func sum(m map[string]float64) float64 {
+	var s float64
+	for _, v := range m {
+		s += v
 	}
-	for _, v := range c.Evictions {
-		evictions += v
-	}
-	return loads, evictions
+	return s
 }

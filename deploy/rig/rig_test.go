@@ -30,16 +30,6 @@ type phaseResult struct {
 	Retried, Redispatched int
 }
 
-func (p phaseResult) totals() (loads, evictions float64) {
-	for _, v := range p.Loads {
-		loads += v
-	}
-	for _, v := range p.Evictions {
-		evictions += v
-	}
-	return loads, evictions
-}
-
 // TestRig runs the rig's phases (RIG_PHASES, default all: affinity,
 // roundrobin, kill, rolling; "unbounded" may be added), each for
 // RIG_SECONDS (60 by default), and checks that affinity saves loads and
@@ -100,8 +90,7 @@ func judge(t *testing.T, results []phaseResult) {
 	a, aok := byPhase["affinity"]
 	rr, rrok := byPhase["roundrobin"]
 	if aok && rrok {
-		al, _ := a.totals()
-		rl, _ := rr.totals()
+		al, rl := sum(a.Loads), sum(rr.Loads)
 		// Over the same time and clients, so that a phase slowed by its
 		// loads, which sends fewer requests, is not flattered.
 		if al > rl/2 {
@@ -127,7 +116,7 @@ func servedBy(p phaseResult, model string) int {
 }
 
 func report(t *testing.T, p phaseResult) {
-	loads, evictions := p.totals()
+	loads, evictions := sum(p.Loads), sum(p.Evictions)
 	t.Logf("%s: %.0f s, %d sent, %d ok, %d failed (%d retried by HAProxy, %d of them on another replica); loads %.0f (per replica %v), evictions %.0f (per replica %v)",
 		p.Phase, p.Seconds, p.Sent, p.OK, len(p.Failures), p.Retried, p.Redispatched, loads, p.Loads, evictions, p.Evictions)
 	for replica, models := range p.Served {
@@ -184,10 +173,9 @@ func newRig(t *testing.T) *rig {
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	r := &rig{script: filepath.Join(repo, "deploy", "rig", "rig.sh"), dir: dir, seconds: time.Duration(seconds) * time.Second}
-	r.env = append(os.Environ(), "RIG_PYTHON="+python, "SWITCHYARD="+switchyard(t, repo, dir), "RIG_PORT="+strconv.Itoa(freePort(t)))
-	port := r.env[len(r.env)-1][len("RIG_PORT="):]
-	r.base = "http://127.0.0.1:" + port
+	port := strconv.Itoa(freePort(t))
+	r := &rig{script: filepath.Join(repo, "deploy", "rig", "rig.sh"), dir: dir, base: "http://127.0.0.1:" + port, seconds: time.Duration(seconds) * time.Second}
+	r.env = append(os.Environ(), "RIG_PYTHON="+python, "SWITCHYARD="+switchyard(t, repo, dir), "RIG_PORT="+port)
 	r.sh(t, "up")
 	t.Cleanup(func() { r.sh(t, "down") })
 	return r
