@@ -1,6 +1,6 @@
 """Tests for the langid model folder; run from this folder with
 
-    /usr/bin/python3 -m unittest -v test_langid
+    ../../../.venv/bin/python -m unittest -v test_langid
 
 They need numpy and switchyard's Python worker runtime: model.py's djl_python
 is the shim the workers use (pyruntime/shim), found through
