@@ -1,7 +1,6 @@
 package kserve
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -428,15 +427,4 @@ func shapeFits(shape, want []int64) bool {
 }
 
 // shapeText writes a shape as JSON writes it: [2,3].
-func shapeText(shape []int64) string {
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for i, d := range shape {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.FormatInt(d, 10))
-	}
-	b.WriteByte(']')
-	return b.String()
-}
+func shapeText(shape []int64) string { return string(appendShape(nil, shape)) }
