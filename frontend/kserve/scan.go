@@ -2,6 +2,7 @@ package kserve
 
 import (
 	"encoding/json"
+	"strconv"
 	"sync"
 	"unicode/utf8"
 
@@ -446,27 +447,8 @@ func (s *scanner) shape(r *inferRequest, in *requestInput) bool {
 // parseInt reads a JSON number as encoding/json decodes it into an int64:
 // an integer, without fraction or exponent, that fits.
 func parseInt(tok []byte) (int64, bool) {
-	neg := tok[0] == '-'
-	if neg {
-		tok = tok[1:]
-	}
-	if len(tok) == 0 || len(tok) > 19 {
-		return 0, false
-	}
-	var v uint64
-	for _, c := range tok {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		v = v*10 + uint64(c-'0')
-	}
-	switch {
-	case neg && v <= 1<<63:
-		return -int64(v-1) - 1, true
-	case !neg && v < 1<<63:
-		return int64(v), true
-	}
-	return 0, false
+	v, err := strconv.ParseInt(string(tok), 10, 64)
+	return v, err == nil
 }
 
 // datatype reads an input's datatype; a protocol name is the table's own
