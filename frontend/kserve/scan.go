@@ -1,6 +1,7 @@
 package kserve
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"sync"
@@ -145,33 +146,14 @@ func (s *scanner) object(names []string, field func(f int) bool) bool {
 // -2 for one that matches a name but for case.
 func fieldOf(key []byte, names []string) int {
 	for i, n := range names {
-		if string(key) == n {
+		switch {
+		case string(key) == n:
 			return i
-		}
-	}
-	for _, n := range names {
-		if asciiFold(key, n) {
+		case bytes.EqualFold(key, []byte(n)): // no name is another's but for case
 			return -2
 		}
 	}
 	return -1
-}
-
-// asciiFold reports whether ASCII key equals name but for case.
-func asciiFold(key []byte, name string) bool {
-	if len(key) != len(name) {
-		return false
-	}
-	for i := range len(key) {
-		a, b := key[i], name[i]
-		if 'A' <= a && a <= 'Z' {
-			a += 'a' - 'A'
-		}
-		if a != b {
-			return false
-		}
-	}
-	return true
 }
 
 // key reads an object's key: a string of printable ASCII without escapes
