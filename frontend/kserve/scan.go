@@ -223,7 +223,7 @@ func (s *scanner) stringOrNull() (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if plain || utf8.Valid(raw) && !hasBackslash(raw) {
+	if plain || utf8.Valid(raw) && bytes.IndexByte(raw, '\\') < 0 {
 		return string(raw), true
 	}
 	return unquote(s.b[start:s.i]), true
@@ -251,15 +251,6 @@ func unquote(tok []byte) string {
 	var v string
 	_ = json.Unmarshal(tok, &v) // a valid string: cannot fail
 	return v
-}
-
-func hasBackslash(b []byte) bool {
-	for _, c := range b {
-		if c == '\\' {
-			return true
-		}
-	}
-	return false
 }
 
 // literal takes the literal word at the scanner.
@@ -566,7 +557,7 @@ func (s *scanner) elements(buf []byte, t *dtype) ([]byte, int64, bool) {
 			start := s.i
 			var raw []byte
 			var plain bool
-			if raw, plain, ok = s.str(); ok && !plain && hasBackslash(raw) {
+			if raw, plain, ok = s.str(); ok && !plain && bytes.IndexByte(raw, '\\') >= 0 {
 				raw = []byte(unquote(b[start:s.i]))
 			}
 			if ok {
