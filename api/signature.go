@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -52,7 +53,7 @@ func ParseTensors(text string) ([]TensorSpec, error) {
 			return nil, fmt.Errorf("%w: tensor %d has no name", errSignature, i)
 		case seen[s.Name]:
 			return nil, fmt.Errorf("%w: tensor %s is listed twice", errSignature, Quote(s.Name))
-		case !knownDatatype(s.Datatype):
+		case !slices.Contains(Datatypes, s.Datatype):
 			return nil, fmt.Errorf("%w: tensor %s has datatype %s, not one of %s", errSignature,
 				Quote(s.Name), Quote(s.Datatype), strings.Join(Datatypes, ", "))
 		case s.Shape == nil:
@@ -66,13 +67,4 @@ func ParseTensors(text string) ([]TensorSpec, error) {
 		seen[s.Name] = true
 	}
 	return specs, nil
-}
-
-func knownDatatype(d string) bool {
-	for _, k := range Datatypes {
-		if k == d {
-			return true
-		}
-	}
-	return false
 }

@@ -1,7 +1,6 @@
 package frontend
 
 import (
-	"errors"
 	"net"
 	"strconv"
 	"sync"
@@ -113,10 +112,4 @@ func (c *countedConn) Close() error {
 }
 
 // SyscallConn exposes the socket, for the peer watch (watch.go).
-func (c *countedConn) SyscallConn() (syscall.RawConn, error) {
-	sc, ok := c.Conn.(syscall.Conn)
-	if !ok {
-		return nil, errors.ErrUnsupported
-	}
-	return sc.SyscallConn()
-}
+func (c *countedConn) SyscallConn() (syscall.RawConn, error) { return rawConn(c.Conn) }

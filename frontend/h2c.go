@@ -163,8 +163,12 @@ func (c *prefixConn) Read(p []byte) (int, error) {
 }
 
 // SyscallConn exposes the socket, for the peer watch (watch.go).
-func (c *prefixConn) SyscallConn() (syscall.RawConn, error) {
-	sc, ok := c.Conn.(syscall.Conn)
+func (c *prefixConn) SyscallConn() (syscall.RawConn, error) { return rawConn(c.Conn) }
+
+// rawConn is the socket of c, which a connection that wraps c exposes as
+// its own SyscallConn.
+func rawConn(c net.Conn) (syscall.RawConn, error) {
+	sc, ok := c.(syscall.Conn)
 	if !ok {
 		return nil, errors.ErrUnsupported
 	}

@@ -1,7 +1,6 @@
 package kserve
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -298,9 +297,7 @@ func parseJSONData(buf, raw []byte, t *dtype) ([]byte, int64, error) {
 			end, escaped := stringEnd(raw, i)
 			tok = raw[i+1 : end]
 			if escaped {
-				var s string
-				_ = json.Unmarshal(raw[i:end+1], &s) // valid JSON: cannot fail
-				tok = []byte(s)
+				tok = []byte(unquote(raw[i : end+1]))
 			}
 			i = end + 1
 		default:
@@ -428,15 +425,4 @@ func shapeFits(shape, want []int64) bool {
 }
 
 // shapeText writes a shape as JSON writes it: [2,3].
-func shapeText(shape []int64) string {
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for i, d := range shape {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.FormatInt(d, 10))
-	}
-	b.WriteByte(']')
-	return b.String()
-}
+func shapeText(shape []int64) string { return string(appendShape(nil, shape)) }

@@ -1,7 +1,9 @@
 package kserve
 
 import (
+	"bytes"
 	"encoding/json"
+	"strconv"
 	"sync"
 	"unicode/utf8"
 
@@ -144,33 +146,14 @@ func (s *scanner) object(names []string, field func(f int) bool) bool {
 // -2 for one that matches a name but for case.
 func fieldOf(key []byte, names []string) int {
 	for i, n := range names {
-		if string(key) == n {
+		switch {
+		case string(key) == n:
 			return i
-		}
-	}
-	for _, n := range names {
-		if asciiFold(key, n) {
+		case bytes.EqualFold(key, []byte(n)): // no name is another's but for case
 			return -2
 		}
 	}
 	return -1
-}
-
-// asciiFold reports whether ASCII key equals name but for case.
-func asciiFold(key []byte, name string) bool {
-	if len(key) != len(name) {
-		return false
-	}
-	for i := range len(key) {
-		a, b := key[i], name[i]
-		if 'A' <= a && a <= 'Z' {
-			a += 'a' - 'A'
-		}
-		if a != b {
-			return false
-		}
-	}
-	return true
 }
 
 // key reads an object's key: a string of printable ASCII without escapes
@@ -240,7 +223,7 @@ func (s *scanner) stringOrNull() (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if plain || utf8.Valid(raw) && !hasBackslash(raw) {
+	if plain || utf8.Valid(raw) && bytes.IndexByte(raw, '\\') < 0 {
 		return string(raw), true
 	}
 	return unquote(s.b[start:s.i]), true
@@ -268,15 +251,6 @@ func unquote(tok []byte) string {
 	var v string
 	_ = json.Unmarshal(tok, &v) // a valid string: cannot fail
 	return v
-}
-
-func hasBackslash(b []byte) bool {
-	for _, c := range b {
-		if c == '\\' {
-			return true
-		}
-	}
-	return false
 }
 
 // literal takes the literal word at the scanner.
@@ -446,27 +420,8 @@ func (s *scanner) shape(r *inferRequest, in *requestInput) bool {
 // parseInt reads a JSON number as encoding/json decodes it into an int64:
 // an integer, without fraction or exponent, that fits.
 func parseInt(tok []byte) (int64, bool) {
-	neg := tok[0] == '-'
-	if neg {
-		tok = tok[1:]
-	}
-	if len(tok) == 0 || len(tok) > 19 {
-		return 0, false
-	}
-	var v uint64
-	for _, c := range tok {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		v = v*10 + uint64(c-'0')
-	}
-	switch {
-	case neg && v <= 1<<63:
-		return -int64(v-1) - 1, true
-	case !neg && v < 1<<63:
-		return int64(v), true
-	}
-	return 0, false
+	v, err := strconv.ParseInt(string(tok), 10, 64)
+	return v, err == nil
 }
 
 // datatype reads an input's datatype; a protocol name is the table's own
@@ -602,7 +557,7 @@ func (s *scanner) elements(buf []byte, t *dtype) ([]byte, int64, bool) {
 			start := s.i
 			var raw []byte
 			var plain bool
-			if raw, plain, ok = s.str(); ok && !plain && hasBackslash(raw) {
+			if raw, plain, ok = s.str(); ok && !plain && bytes.IndexByte(raw, '\\') >= 0 {
 				raw = []byte(unquote(b[start:s.i]))
 			}
 			if ok {
