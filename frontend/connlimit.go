@@ -9,13 +9,15 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/switchyard/switchyard/frontend/dialect"
 )
 
 // refusal is what a connection past Config.MaxConnections gets before it is
 // closed, whatever it sends: a whole HTTP/1.1 answer, written at once,
 // without reading the request.
 var refusal = func() []byte {
-	body := `{"code":503,"type":"ServiceUnavailable","message":"Too many open connections; try again later."}`
+	body := `{"code":503,"type":"` + dialect.TypeUnavailable + `","message":"Too many open connections; try again later."}`
 	return []byte("HTTP/1.1 503 Service Unavailable\r\n" +
 		"Connection: close\r\n" +
 		"Content-Type: application/json\r\n" +

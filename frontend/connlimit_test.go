@@ -56,14 +56,13 @@ func TestMaxConnections(t *testing.T) {
 			idle := []net.Conn{dial(t, addr), dial(t, addr)}
 			eventually(t, func() bool { return testutil.ToFloat64(open) == 2 })
 
-			start := time.Now()
+			// The guard is far below the 60 s read timeout: an answer
+			// within it was not waiting for a request.
 			over := dial(t, addr)
-			got := readAll(t, over, 2*time.Second)
-			if !strings.HasPrefix(got, "HTTP/1.1 503 ") || !strings.Contains(got, "Connection: close\r\n") {
+			got := readAll(t, over, 10*time.Second)
+			if !strings.HasPrefix(got, "HTTP/1.1 503 ") || !strings.Contains(got, "Connection: close\r\n") ||
+				!strings.Contains(got, `"type":"ServiceUnavailableException"`) {
 				t.Errorf("%s: past the cap got %q", name, got)
-			}
-			if d := time.Since(start); d > time.Second {
-				t.Errorf("%s: the refusal took %v", name, d)
 			}
 			if n := testutil.ToFloat64(refused) - before; n != 1 {
 				t.Errorf("%s: %v connections refused, want 1", name, n)
@@ -149,13 +148,11 @@ func TestIdleTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
-	start := time.Now()
-	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	// The guard is far below the read timeout of a minute: EOF within it
+	// is the idle timeout's doing.
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if _, err := br.ReadByte(); err != io.EOF {
 		t.Fatalf("idle connection: %v, want EOF", err)
-	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("idle connection closed after %v", d)
 	}
 }
 
