@@ -52,25 +52,15 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/switchyard-bench.XXXXXX")"
 server_pid=""
 hello_pid=""
 
-stop_pid() {
-  if [[ -n "$1" ]]; then
-    kill -TERM "$1" 2>/dev/null || true
-    wait "$1" 2>/dev/null || true
-  fi
-}
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+
 cleanup() {
   stop_pid "$server_pid"
   stop_pid "$hello_pid"
   rm -rf "$work"
 }
 trap cleanup EXIT
-
-# shellcheck source=bench/lib.sh
-source bench/lib.sh
-
-free_port() {
-  "$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 

@@ -29,18 +29,14 @@ export CGO_ENABLED=1
 work="$(mktemp -d "${TMPDIR:-/tmp}/switchyard-bench-chat.XXXXXX")"
 server_pid=""
 
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+
 cleanup() {
-  if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then
-    kill -TERM "$server_pid"
-    wait "$server_pid" 2>/dev/null || true
-  fi
+  stop_pid "$server_pid"
   rm -rf "$work"
 }
 trap cleanup EXIT
-
-free_port() {
-  "$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
 
 # The model: a copy of the example with a benchmark entry point.
 model="$work/store/chat"

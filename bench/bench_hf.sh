@@ -98,10 +98,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() {
-  "$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 # wait_ready LOG: waits until the server answers the benchmark's request
 # with 200 (the model is loaded; the answer is logged).
 wait_ready() {

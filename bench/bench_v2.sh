@@ -35,20 +35,14 @@ export CGO_ENABLED=1
 work="$(mktemp -d "${TMPDIR:-/tmp}/switchyard-bench-v2.XXXXXX")"
 server_pid=""
 
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+
 cleanup() {
-  if [[ -n "$server_pid" ]]; then
-    kill -TERM "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
+  stop_pid "$server_pid"
   rm -rf "$work"
 }
 trap cleanup EXIT
-
-# shellcheck source=bench/lib.sh
-source bench/lib.sh
-free_port() {
-  "$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
 
 say "building switchyard and loadgen"
 go build -o "$work/switchyard" ./cmd/switchyard
@@ -98,8 +92,7 @@ for round in $(seq 1 "$ROUNDS"); do
   fi
 done
 load_end="$(loadavg)"
-kill -TERM "$server_pid"
-wait "$server_pid" 2>/dev/null || true
+stop_pid "$server_pid"
 server_pid=""
 
 echo

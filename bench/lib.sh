@@ -1,9 +1,23 @@
 # shellcheck shell=bash
-# Functions the benchmark scripts share; sourced, not run. wait_quiet reads
-# BENCH_MAX_LOAD and BENCH_LOAD_WAIT (900) from the environment.
+# Functions the benchmark scripts share; sourced, not run. free_port runs
+# $PYTHON; wait_quiet reads BENCH_MAX_LOAD and BENCH_LOAD_WAIT (900) from
+# the environment.
 
 say() { printf '== %s\n' "$*" >&2; }
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+
+# free_port: a TCP port on 127.0.0.1 that was free a moment ago.
+free_port() {
+  "$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# stop_pid PID: sends PID (none when empty) SIGTERM and waits for it.
+stop_pid() {
+  if [[ -n "$1" ]]; then
+    kill -TERM "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
+  fi
+}
 
 # wait_quiet: with BENCH_MAX_LOAD set, waits until the 1-minute load
 # average is below it (or BENCH_LOAD_WAIT seconds have passed).

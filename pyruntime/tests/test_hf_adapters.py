@@ -96,16 +96,14 @@ class AdaptersTest(unittest.TestCase):
         self.assertLessEqual(self.adapters.on_device(), 2)
 
     def test_mixed_batch_one_forward_pass_per_step(self):
-        calls = []
-        hook = self.model.model.register_forward_hook(lambda *_: calls.append(1))
-        try:
-            names = ["qa", None, "extraction", "qa"]
+        from switchyard_runtime.hf.generate import ForwardCount
+
+        names = ["qa", None, "extraction", "qa"]
+        with ForwardCount(self.model.model) as passes:
             outs = self.backend.answer_batch([chat(n) for n in names])
-        finally:
-            hook.remove()
         self.assertEqual([self.answer(o) for o in outs], [self.want[n] for n in names])
         longest = max(len(self.model.tokenizer(self.want[n], add_special_tokens=False)["input_ids"]) for n in names)
-        self.assertLessEqual(len(calls), longest + 1, "more forward passes than one per generated token")
+        self.assertLessEqual(passes.n, longest + 1, "more forward passes than one per generated token")
 
     def test_lru_eviction_and_pin(self):
         from switchyard_runtime.hf.adapters import AdapterError
